@@ -1,0 +1,92 @@
+// Decode metadata: the int32 views of the batch that a decode step needs before attention
+// (../docs/architecture.md). Three ops, each one graph-safe launch: fixed grid from the
+// capacities in the views, no host synchronisation, no allocation.
+//
+// Data-dependent faults (a length past the row, a pool index outside req_to_token) are
+// clamped, never read out of bounds, and reported by OR-ing bits into an optional device
+// flag (MetadataError).
+#pragma once
+
+#include <cstdint>
+
+#include "baton/launch.h"
+#include "baton/status.h"
+#include "baton/tensor.h"
+
+namespace baton {
+
+// Bits OR-ed into the optional `error_flags` int32 by the metadata kernels.
+enum MetadataError : int32_t {
+  kMetadataLengthNegative = 1 << 0,    // a length < 0 was clamped to 0
+  kMetadataLengthClamped = 1 << 1,     // a length past the row / table capacity was clamped
+  kMetadataPoolIndexInvalid = 1 << 2,  // req_pool_indices[b] outside [0, num_rows): row 0 read
+  kMetadataSwaSlotInvalid = 1 << 3,    // a slot outside full_to_swa: swa page 0 written
+};
+
+// The split heuristic's inputs (decode-metadata.md section 3).
+struct SplitPlanParams {
+  int num_q_heads = 0;
+  int num_kv_heads = 0;
+  int max_splits = 0;  // capture-time bound; the attention grid is sized by it
+  int num_sms = 0;     // 0: the current device's SM count
+};
+
+// ---- build_decode_metadata ------------------------------------------------------------
+struct DecodeMetadataArgs {
+  // inputs
+  TensorView seq_lens;          // [batch_size] int32 | int64, tokens already cached
+  int64_t seq_len_delta = 0;    // added to every length (draft step + 1 in spec decoding)
+  TensorView req_pool_indices;  // [batch_size] int32 | int64, row of req_to_token
+  TensorView req_to_token;      // [num_rows, max_context] int32, any strides
+  int page_size = 1;            // power of two in [1, 256]
+  TensorView full_to_swa;       // optional [pool_size] int64, full slot -> SWA slot
+  // outputs (int32, caller-owned, fixed addresses)
+  TensorView cache_seqlens;     // [batch_size]
+  TensorView cu_seqlens_k;      // [batch_size + 1]
+  TensorView page_table;        // [batch_size, max_pages], max_pages >= ceil(max_context / page_size)
+  TensorView swa_page_table;    // optional, [batch_size, max_pages] (with full_to_swa)
+  TensorView num_kv_splits;     // optional [batch_size]; needs split_plan
+  SplitPlanParams split_plan;
+  // Columns past a request's page count are left untouched; with fill_columns > 0 they are
+  // written with 0 up to column fill_columns (exclusive, <= max_pages).
+  int64_t fill_columns = 0;
+  TensorView error_flags;       // optional [1] int32, MetadataError bits OR-ed in
+};
+
+Status build_decode_metadata_supported(DecodeMetadataArgs const& args);
+Status build_decode_metadata(DecodeMetadataArgs const& args, LaunchOptions const& options = {});
+
+// ---- build_spec_page_table ------------------------------------------------------------
+// Row m of B*R rows (R draft tokens per request):
+//   A[m / R][start[m] : start[m] + lenA] ++ draft[m][0 : len_draft[m]]
+// Reads past a source row's width read 0; columns past lenA + len_draft are untouched.
+struct SpecPageTableArgs {
+  int num_draft_tokens = 1;     // R
+  TensorView committed;         // A: [batch_size, width_a] int32, any strides
+  TensorView committed_lens;    // [batch_size] or [batch_size * R] int32 | int64 (lenA)
+  TensorView start;             // optional [batch_size * R] int32 | int64; default 0
+  TensorView draft;             // [batch_size * R, width_b] int32, any strides
+  TensorView draft_lens;        // [batch_size * R] int32 | int64
+  // outputs (int32)
+  TensorView page_table;        // [batch_size * R, max_cols]
+  TensorView cache_seqlens;     // [batch_size * R] = lenA + len_draft (clamped to max_cols)
+  TensorView cu_seqlens_k;      // [batch_size * R + 1]
+  TensorView error_flags;       // optional [1] int32
+};
+
+Status build_spec_page_table_supported(SpecPageTableArgs const& args);
+Status build_spec_page_table(SpecPageTableArgs const& args, LaunchOptions const& options = {});
+
+// ---- plan_kv_splits -------------------------------------------------------------------
+// The SGLang baseline split heuristic, on device: num_kv_splits[b] in [1, max_splits].
+// A length of 0 plans as 1 token (one split; the attention writes a zero row for it).
+struct PlanKvSplitsArgs {
+  TensorView cache_seqlens;  // [batch_size] int32
+  TensorView num_kv_splits;  // [batch_size] int32 (output)
+  SplitPlanParams params;
+};
+
+Status plan_kv_splits_supported(PlanKvSplitsArgs const& args);
+Status plan_kv_splits(PlanKvSplitsArgs const& args, LaunchOptions const& options = {});
+
+}  // namespace baton

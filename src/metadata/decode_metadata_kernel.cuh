@@ -1,0 +1,168 @@
+// build_decode_metadata kernel (decode-metadata.md section 1).
+//
+// Computes, in one launch:
+//   cache_seqlens[b] = clamp(seq_lens[b] + delta, 0, max_context)
+//   cu_seqlens_k     = exclusive prefix of cache_seqlens, total last (parallel block scan)
+//   page_table[b, j] = req_to_token[req_pool_indices[b], j * page_size] >> log2(page_size)
+//                      for j < ceil(cache_seqlens[b] / page_size); 0 for j < fill_columns
+//   swa_page_table   = full_to_swa[slot] >> log2(page_size) for the same columns (optional)
+//   num_kv_splits    = the split heuristic (optional)
+//
+// Grid map (1-D, fixed by capacities so a captured graph never changes):
+//   CTA 0          -> lengths, prefix sum, split plan (one CTA scans the whole batch).
+//   CTAs 1..G-1    -> page-table work items, item = chunk * batch_size + b, strided by G-1:
+//                     each item is kColsPerItem (2048) columns of one row. Items past the
+//                     request's page count exit after one length load, so a table sized for
+//                     128K tokens costs little when the batch is short.
+//   kVec path (page_size 1, unit column strides, 16-byte aligned rows): each thread moves
+//   8 consecutive columns with two 16-byte loads and stores. Otherwise each thread handles
+//   8 columns strided by 256 (coalesced stores; loads strided by page_size).
+//
+// Bytes: reads 4 B per page of req_to_token (one 32-byte sector per page when page_size >=
+// 8), writes 4 B per page-table entry; 256 x 16K at page 1 is 16 MB + 16 MB, ~8 us at 4 TB/s.
+//
+// PDL contract: every input (seq_lens, req_pool_indices, req_to_token, full_to_swa) may be
+// written by an earlier kernel of the step, so the kernel reads nothing before
+// wait_on_prior_grid(); every CTA waits on every path. It triggers right after the wait: its
+// dependents (qk_norm_rope_append, attention) wait for its completion anyway, so the early
+// trigger only lets their launch and prologue overlap this kernel's gather.
+#pragma once
+
+#include <cstdint>
+
+#include "common/index.cuh"
+#include "common/pdl.cuh"
+#include "metadata/metadata_common.cuh"
+
+namespace baton::metadata {
+
+struct DecodeMetadataParams {
+  IndexPtr seq_lens;           // [batch_size]
+  IndexPtr req_pool_indices;   // [batch_size]
+  int32_t const* req_to_token; // [num_rows, max_context]
+  int64_t rt_row_stride, rt_col_stride;
+  int64_t num_rows, max_context;
+  int64_t const* full_to_swa;  // [swa_map_size] or null
+  int64_t swa_map_size;
+  int64_t seq_len_delta;
+  int batch_size;
+  int page_shift;              // log2(page_size)
+  int64_t max_pages;           // page_table columns
+  int64_t fill_columns;        // 0: untouched past a request's pages
+  int64_t num_items;           // batch_size * ceil(max(max_pages needed, fill) / kColsPerItem)
+  int32_t* cache_seqlens;      // [batch_size]
+  int32_t* cu_seqlens_k;       // [batch_size + 1]
+  int32_t* page_table;         // [batch_size, max_pages]
+  int64_t pt_row_stride, pt_col_stride;
+  int32_t* swa_page_table;     // [batch_size, max_pages] or null
+  int64_t swa_row_stride, swa_col_stride;
+  int32_t* error_flags;        // [1] or null
+  SplitPlanDevice plan;
+};
+
+struct DecodeLength {
+  DecodeMetadataParams const& p;
+  int32_t* flags;
+  __device__ int64_t operator()(int b) const {
+    return clamp_length(p.seq_lens.load(b) + p.seq_len_delta, p.max_context, flags);
+  }
+};
+
+// One page-table entry (and its SWA twin) from a token slot.
+__device__ __forceinline__ void write_entry(DecodeMetadataParams const& p, int b, int64_t col,
+                                            int32_t slot, bool& swa_bad) {
+  p.page_table[b * p.pt_row_stride + col * p.pt_col_stride] = slot >> p.page_shift;
+  if (p.swa_page_table != nullptr) {
+    int64_t idx = slot < 0 ? slot + p.swa_map_size : slot;
+    int64_t swa = 0;
+    if (idx >= 0 && idx < p.swa_map_size) {
+      swa = p.full_to_swa[idx];
+    } else {
+      swa_bad = true;
+    }
+    p.swa_page_table[b * p.swa_row_stride + col * p.swa_col_stride] =
+        static_cast<int32_t>(swa >> p.page_shift);
+  }
+}
+
+__device__ __forceinline__ void write_zero(DecodeMetadataParams const& p, int b, int64_t col) {
+  p.page_table[b * p.pt_row_stride + col * p.pt_col_stride] = 0;
+  if (p.swa_page_table != nullptr) p.swa_page_table[b * p.swa_row_stride + col * p.swa_col_stride] = 0;
+}
+
+template <bool kVec, bool kWait = true>
+__global__ void __launch_bounds__(kThreads)
+    decode_metadata_kernel(__grid_constant__ DecodeMetadataParams const p) {
+  // kWait = false exists only for the race harness's mutation test (tests/gpu).
+  if constexpr (kWait) wait_on_prior_grid();
+  allow_next_grid();  // next: qk_norm_rope_append / attention (they wait for completion)
+
+  if (blockIdx.x == 0) {
+    write_lengths(p.batch_size, DecodeLength{p, p.error_flags}, p.cache_seqlens, p.cu_seqlens_k,
+                  p.plan);
+    return;
+  }
+
+  for (int64_t item = blockIdx.x - 1; item < p.num_items; item += gridDim.x - 1) {
+    int const b = static_cast<int>(item % p.batch_size);
+    int64_t const col0 = (item / p.batch_size) * kColsPerItem;
+    int64_t const len = DecodeLength{p, nullptr}(b);  // CTA 0 reports clamping
+    int64_t const num_pages = (len + (int64_t(1) << p.page_shift) - 1) >> p.page_shift;
+    int64_t const cols_end = num_pages > p.fill_columns ? num_pages : p.fill_columns;
+    if (col0 >= cols_end) continue;  // uniform across the CTA
+
+    int64_t row = p.req_pool_indices.load(b);
+    if (row < 0 || row >= p.num_rows) {  // clamp to row 0, report
+      if (threadIdx.x == 0 && num_pages > 0) set_error(p.error_flags, 1 << 2);
+      row = 0;
+    }
+    int32_t const* src = p.req_to_token + row * p.rt_row_stride;
+    bool swa_bad = false;
+
+    if constexpr (kVec) {
+      int64_t const c = col0 + threadIdx.x * kColsPerThread;
+      if (c + kColsPerThread <= num_pages) {
+        int4 const lo = reinterpret_cast<int4 const*>(src + c)[0];
+        int4 const hi = reinterpret_cast<int4 const*>(src + c)[1];
+        if (p.swa_page_table == nullptr) {  // page_shift == 0 on this path
+          int4* dst = reinterpret_cast<int4*>(p.page_table + b * p.pt_row_stride + c);
+          dst[0] = lo;
+          dst[1] = hi;
+        } else {
+          int32_t const v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+          for (int k = 0; k < kColsPerThread; ++k) write_entry(p, b, c + k, v[k], swa_bad);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < kColsPerThread; ++k) {
+          int64_t const col = c + k;
+          if (col < num_pages) {
+            write_entry(p, b, col, src[col], swa_bad);
+          } else if (col < p.fill_columns) {
+            write_zero(p, b, col);
+          }
+        }
+      }
+    } else {
+      int32_t slot[kColsPerThread];
+#pragma unroll
+      for (int k = 0; k < kColsPerThread; ++k) {  // all loads first: 8 in flight per thread
+        int64_t const col = col0 + threadIdx.x + k * kThreads;
+        slot[k] = col < num_pages ? src[(col << p.page_shift) * p.rt_col_stride] : 0;
+      }
+#pragma unroll
+      for (int k = 0; k < kColsPerThread; ++k) {
+        int64_t const col = col0 + threadIdx.x + k * kThreads;
+        if (col < num_pages) {
+          write_entry(p, b, col, slot[k], swa_bad);
+        } else if (col < p.fill_columns) {
+          write_zero(p, b, col);
+        }
+      }
+    }
+    if (swa_bad) set_error(p.error_flags, 1 << 3);
+  }
+}
+
+}  // namespace baton::metadata

@@ -1,0 +1,132 @@
+// Device pieces shared by the metadata kernels: the length clamp, the block-wide prefix sum
+// that writes cache_seqlens / cu_seqlens_k, and the split heuristic.
+#pragma once
+
+#include <cstdint>
+
+#include "common/index.cuh"
+
+namespace baton::metadata {
+
+constexpr int kThreads = 256;        // every metadata kernel uses 256-thread CTAs
+constexpr int kColsPerThread = 8;    // page-table columns one thread writes per work item
+constexpr int kColsPerItem = kThreads * kColsPerThread;
+
+// Split-heuristic inputs with the per-request grid precomputed on the host.
+struct SplitPlanDevice {
+  int32_t* num_kv_splits = nullptr;  // [batch_size], null: no plan
+  int max_splits = 1;
+  int num_sms = 1;
+  int ctas_per_request = 1;  // ceil(num_q_heads / min(16, group)), or num_q_heads if group == 1
+};
+
+__device__ __forceinline__ void set_error(int32_t* flags, int32_t bits) {
+  if (flags != nullptr) atomicOr(flags, bits);
+}
+
+// Clamps a length to [0, max_len]; reports what it clamped.
+__device__ __forceinline__ int64_t clamp_length(int64_t len, int64_t max_len, int32_t* flags) {
+  if (len < 0) {
+    set_error(flags, 1 << 0);
+    return 0;
+  }
+  if (len > max_len) {
+    set_error(flags, 1 << 1);
+    return max_len;
+  }
+  return len;
+}
+
+__device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Exclusive scan over the CTA's kThreads values; *total gets the CTA sum. Ends with a barrier
+// so `warp_sums` can be reused by the next call.
+__device__ __forceinline__ int64_t block_exclusive_scan(int64_t value, int64_t* total,
+                                                        int64_t* warp_sums /* [kThreads/32] */) {
+  constexpr int kWarps = kThreads / 32;
+  int const lane = threadIdx.x & 31;
+  int const warp = threadIdx.x >> 5;
+  int64_t inclusive = value;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    int64_t up = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += up;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    int64_t s = lane < kWarps ? warp_sums[lane] : 0;
+#pragma unroll
+    for (int offset = 1; offset < kWarps; offset <<= 1) {
+      int64_t up = __shfl_up_sync(0xffffffffu, s, offset);
+      if (lane >= offset) s += up;
+    }
+    if (lane < kWarps) warp_sums[lane] = s;  // inclusive prefix over warps
+  }
+  __syncthreads();
+  int64_t const warp_prefix = warp == 0 ? 0 : warp_sums[warp - 1];
+  *total = warp_sums[kWarps - 1];
+  __syncthreads();
+  return warp_prefix + inclusive - value;
+}
+
+// SGLang's split heuristic for one request (decode-metadata.md section 3). Lengths are
+// planned as at least one token, so a length of 0 gets one split and nothing divides by 0.
+__device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t min_len,
+                                        int batch_size, SplitPlanDevice const& p) {
+  len = len < 1 ? 1 : len;
+  max_len = max_len < 1 ? 1 : max_len;
+  min_len = min_len < 1 ? 1 : min_len;
+  if (max_len * 8 < min_len * 10) min_len = max_len;  // max < 1.25 min: uniform batch
+  int64_t s1 = ceil_div(max_len, min_len);
+  s1 = s1 < p.max_splits ? s1 : p.max_splits;
+  int64_t const c1 = ceil_div(max_len, s1);
+  double const ext = log2(static_cast<double>(max_len) / 64.0);
+  int64_t const cores = static_cast<int64_t>(p.num_sms * (ext > 1.0 ? ext : 1.0));
+  int64_t const grid = static_cast<int64_t>(batch_size) * p.ctas_per_request;
+  int64_t s2 = ceil_div(cores, grid);
+  s2 = s2 < p.max_splits ? s2 : p.max_splits;
+  int64_t const c2 = ceil_div(max_len, s2);
+  int64_t const a = ceil_div(len, c1), b = ceil_div(len, c2);
+  return static_cast<int>(a > b ? a : b);
+}
+
+// One CTA: cache_seqlens[i] = clamp(len(i)), cu_seqlens_k = exclusive prefix with the total
+// last, and (if planned) num_kv_splits. `length_of(i)` returns the clamped length of row i.
+template <class LengthOf>
+__device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t* cache_seqlens,
+                              int32_t* cu_seqlens_k, SplitPlanDevice const& plan) {
+  __shared__ int64_t warp_sums[kThreads / 32];
+  __shared__ long long max_len_s, min_len_s;
+  if (threadIdx.x == 0) {
+    max_len_s = 0;
+    min_len_s = INT64_MAX;
+  }
+  __syncthreads();
+  int64_t carry = 0;
+  int64_t max_len = 0, min_len = INT64_MAX;
+  for (int base = 0; base < batch_size; base += kThreads) {
+    int const i = base + threadIdx.x;
+    int64_t const len = i < batch_size ? length_of(i) : 0;
+    int64_t total = 0;
+    int64_t const excl = block_exclusive_scan(len, &total, warp_sums);
+    if (i < batch_size) {
+      cache_seqlens[i] = static_cast<int32_t>(len);
+      cu_seqlens_k[i] = static_cast<int32_t>(carry + excl);
+      max_len = len > max_len ? len : max_len;
+      min_len = len < min_len ? len : min_len;
+    }
+    carry += total;
+  }
+  if (threadIdx.x == 0) cu_seqlens_k[batch_size] = static_cast<int32_t>(carry);
+  if (plan.num_kv_splits == nullptr) return;
+
+  atomicMax(&max_len_s, static_cast<long long>(max_len));
+  atomicMin(&min_len_s, static_cast<long long>(min_len));
+  __syncthreads();
+  for (int i = threadIdx.x; i < batch_size; i += kThreads) {
+    plan.num_kv_splits[i] = plan_one(length_of(i), max_len_s, min_len_s, batch_size, plan);
+  }
+}
+
+}  // namespace baton::metadata

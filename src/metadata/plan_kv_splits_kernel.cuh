@@ -1,0 +1,49 @@
+// plan_kv_splits kernel (decode-metadata.md section 3): SGLang's split heuristic on device,
+// so a captured attention grid (sized by max_splits) serves every batch of lengths.
+//
+// Grid map: one CTA of 256 threads; a max/min reduction over the batch, then one split count
+// per request. Bytes are negligible (8 B per request); the kernel is launch-bound.
+//
+// PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
+// read before wait_on_prior_grid(). Triggers right after the wait (next: the attention
+// producer, which waits for completion before reading num_kv_splits).
+#pragma once
+
+#include <cstdint>
+
+#include "common/pdl.cuh"
+#include "metadata/metadata_common.cuh"
+
+namespace baton::metadata {
+
+struct PlanKvSplitsParams {
+  int32_t const* cache_seqlens;  // [batch_size]
+  int batch_size;
+  SplitPlanDevice plan;
+};
+
+template <bool kWait = true>
+__global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constant__ PlanKvSplitsParams const p) {
+  if constexpr (kWait) wait_on_prior_grid();
+  allow_next_grid();
+  __shared__ long long max_len_s, min_len_s;
+  if (threadIdx.x == 0) {
+    max_len_s = 0;
+    min_len_s = INT64_MAX;
+  }
+  __syncthreads();
+  long long max_len = 0, min_len = INT64_MAX;
+  for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
+    long long const len = p.cache_seqlens[i] < 0 ? 0 : p.cache_seqlens[i];
+    max_len = len > max_len ? len : max_len;
+    min_len = len < min_len ? len : min_len;
+  }
+  atomicMax(&max_len_s, max_len);
+  atomicMin(&min_len_s, min_len);
+  __syncthreads();
+  for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
+    p.plan.num_kv_splits[i] = plan_one(p.cache_seqlens[i], max_len_s, min_len_s, p.batch_size, p.plan);
+  }
+}
+
+}  // namespace baton::metadata

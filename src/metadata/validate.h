@@ -1,0 +1,16 @@
+// Host-side validation of the metadata ops: everything checked before any launch, with no
+// CUDA call, so the CPU suite can exercise it.
+#pragma once
+
+#include "baton/metadata.h"
+
+namespace baton::metadata {
+
+Status validate(DecodeMetadataArgs const& args);
+Status validate(SpecPageTableArgs const& args);
+Status validate(PlanKvSplitsArgs const& args);
+Status validate_split_plan(SplitPlanParams const& plan, char const* op);
+// ceil(num_q_heads / min(16, group)), or num_q_heads when group == 1 (decode-metadata.md 3.4)
+int split_plan_ctas_per_request(SplitPlanParams const& plan);
+
+}  // namespace baton::metadata

@@ -1,0 +1,40 @@
+// Argument checks shared by every op's validation. Each returns a Status whose message names
+// the op, the argument and the offending value.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "baton/status.h"
+#include "baton/tensor.h"
+
+namespace baton::detail {
+
+class Checker {
+ public:
+  explicit Checker(char const* op) : op_(op) {}
+
+  Status fail(std::string const& what) const { return Status::invalid_argument(std::string(op_) + ": " + what); }
+
+  // Defined (non-null), the given rank, one of the dtypes, no negative strides.
+  Status tensor(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;
+  // Same, but an undefined view is accepted (optional argument).
+  Status optional(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;
+  // t.shape[dim] == expected.
+  Status dim(TensorView const& t, char const* name, int dim, int64_t expected, char const* what) const;
+  // Stride 1 along `dim`.
+  Status unit_stride(TensorView const& t, char const* name, int dim) const;
+
+ private:
+  char const* op_;
+};
+
+inline bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+inline int log2_exact(int64_t v) {
+  int s = 0;
+  while ((int64_t(1) << s) < v) ++s;
+  return s;
+}
+
+}  // namespace baton::detail

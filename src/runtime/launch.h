@@ -1,0 +1,48 @@
+// The launch helper: the only place in baton that builds a cudaLaunchKernelEx config.
+//
+// PDL (cudaLaunchAttributeProgrammaticStreamSerialization) is requested only when all hold
+// (pdl-contract.md rule 5, docs/pdl.md):
+//   - the options ask for it (PdlMode::kAuto or kOn);
+//   - BATON_PDL is not "0" in the environment;
+//   - the kernel declares that it waits (griddepcontrol.wait before its first dependent
+//     access) -- KernelTraits::waits_on_prior_grid;
+//   - the device is sm_90+;
+//   - the kernel's compiled binary is sm_90+ (cudaFuncGetAttributes binaryVersion), since
+//     code built for older targets has griddepcontrol compiled out and would race.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "baton/launch.h"
+#include "baton/status.h"
+
+namespace baton::detail {
+
+struct KernelTraits {
+  char const* name = "kernel";
+  bool waits_on_prior_grid = false;
+};
+
+struct LaunchConfig {
+  dim3 grid;
+  dim3 block;
+  size_t smem_bytes = 0;
+};
+
+// Whether a launch of `func` with these options would carry the PDL attribute.
+Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions const& options,
+                    bool* use_pdl);
+
+// Launches `func` with `args` (an array of pointers to each kernel argument).
+Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig const& config,
+                     void** args, LaunchOptions const& options);
+
+// Kernels in baton take one Params struct by value (__grid_constant__).
+template <class Params>
+Status launch(void (*kernel)(Params), KernelTraits const& traits, LaunchConfig const& config,
+              LaunchOptions const& options, Params const& params) {
+  void* args[] = {const_cast<Params*>(&params)};
+  return launch_kernel(reinterpret_cast<void const*>(kernel), traits, config, args, options);
+}
+
+}  // namespace baton::detail

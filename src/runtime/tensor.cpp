@@ -1,0 +1,80 @@
+#include <sstream>
+
+#include "baton/tensor.h"
+
+namespace baton {
+
+char const* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kFloat32: return "float32";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+size_t dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kFloat32: return 4;
+    case DType::kFloat16: return 2;
+    case DType::kBFloat16: return 2;
+  }
+  return 0;
+}
+
+TensorView TensorView::contiguous(void* data, DType dtype, std::initializer_list<int64_t> shape) {
+  TensorView t;
+  t.data = data;
+  t.dtype = dtype;
+  t.rank = static_cast<int>(shape.size());
+  int i = 0;
+  for (int64_t s : shape) t.shape[i++] = s;
+  int64_t running = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    t.stride[d] = running;
+    running *= t.shape[d];
+  }
+  return t;
+}
+
+TensorView TensorView::strided(void* data, DType dtype, std::initializer_list<int64_t> shape,
+                               std::initializer_list<int64_t> stride) {
+  TensorView t = contiguous(data, dtype, shape);
+  int i = 0;
+  for (int64_t s : stride) {
+    if (i < kMaxRank) t.stride[i] = s;
+    ++i;
+  }
+  return t;
+}
+
+int64_t TensorView::numel() const {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) n *= shape[d];
+  return n;
+}
+
+bool TensorView::is_contiguous() const {
+  int64_t running = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (shape[d] != 1 && stride[d] != running) return false;
+    running *= shape[d];
+  }
+  return true;
+}
+
+std::string TensorView::describe() const {
+  std::ostringstream os;
+  os << "[";
+  for (int d = 0; d < rank; ++d) os << (d ? ", " : "") << shape[d];
+  os << "] " << dtype_name(dtype) << " strides [";
+  for (int d = 0; d < rank; ++d) os << (d ? ", " : "") << stride[d];
+  os << "]";
+  return os.str();
+}
+
+}  // namespace baton

@@ -1,0 +1,112 @@
+#include "common/race_harness.h"
+
+#include <string>
+
+#include "common/gpu.h"
+
+namespace baton::test {
+namespace {
+
+struct CopyJob {
+  void* dst;
+  void const* src;
+  size_t bytes;
+};
+constexpr int kMaxJobs = 16;
+struct ProducerParams {
+  CopyJob jobs[kMaxJobs];
+  int num_jobs;
+  uint64_t stall_ns;
+};
+
+__global__ void stall_then_copy(ProducerParams const p) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");  // let the consumer start now
+#endif
+  if (threadIdx.x == 0) {
+    uint64_t start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+      __nanosleep(1000);
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < p.stall_ns);
+  }
+  __syncthreads();
+  size_t const tid = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  size_t const nthreads = size_t(gridDim.x) * blockDim.x;
+  for (int j = 0; j < p.num_jobs; ++j) {
+    auto* d = static_cast<unsigned char*>(p.jobs[j].dst);
+    auto const* s = static_cast<unsigned char const*>(p.jobs[j].src);
+    for (size_t i = tid; i < p.jobs[j].bytes; i += nthreads) d[i] = s[i];
+  }
+}
+
+}  // namespace
+
+::testing::AssertionResult RaceHarness::run() const {
+  if (inputs.size() > static_cast<size_t>(kMaxJobs)) {
+    return ::testing::AssertionFailure() << "race harness: at most " << kMaxJobs << " staged inputs";
+  }
+  ProducerParams params{};
+  for (size_t j = 0; j < inputs.size(); ++j) params.jobs[j] = {inputs[j].dst, inputs[j].src, inputs[j].bytes};
+  params.num_jobs = static_cast<int>(inputs.size());
+  params.stall_ns = uint64_t(stall_us) * 1000;
+
+  cudaStream_t stream;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    return ::testing::AssertionFailure() << "race harness: cudaStreamCreate failed";
+  }
+  auto enqueue = [&]() -> std::string {
+    for (auto const& in : inputs) {
+      if (cudaMemsetAsync(in.dst, in.poison, in.bytes, stream) != cudaSuccess) return "memset of a staged input";
+    }
+    for (auto const& out : outputs) {
+      if (cudaMemsetAsync(out.ptr, out.poison, out.bytes, stream) != cudaSuccess) return "memset of an output";
+    }
+    stall_then_copy<<<16, 256, 0, stream>>>(params);
+    if (cudaGetLastError() != cudaSuccess) return "producer launch";
+    Status st = consumer(stream);
+    if (!st.is_ok()) return "consumer: " + st.to_string();
+    return "";
+  };
+  auto finish = [&](char const* mode, int rep) -> ::testing::AssertionResult {
+    cudaError_t err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess) {
+      return ::testing::AssertionFailure() << mode << " run " << rep << ": " << cudaGetErrorString(err);
+    }
+    ::testing::AssertionResult r = check();
+    if (!r) return ::testing::AssertionFailure() << mode << " run " << rep << ": " << r.message();
+    return ::testing::AssertionSuccess();
+  };
+
+  ::testing::AssertionResult result = ::testing::AssertionSuccess();
+  // Warm-up: loads both modules so the measured chains are real PDL overlaps.
+  std::string err = enqueue();
+  if (err.empty() && cudaStreamSynchronize(stream) != cudaSuccess) err = "warm-up failed";
+  for (int rep = 0; err.empty() && result && rep < runs; ++rep) {
+    err = enqueue();
+    if (err.empty()) result = finish("eager", rep);
+  }
+  for (int rep = 0; err.empty() && result && rep < runs; ++rep) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      err = "begin capture";
+      break;
+    }
+    err = enqueue();
+    cudaError_t cap = cudaStreamEndCapture(stream, &graph);
+    if (err.empty() && cap != cudaSuccess) err = std::string("end capture: ") + cudaGetErrorString(cap);
+    if (err.empty() && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) err = "graph instantiate";
+    if (err.empty() && cudaGraphLaunch(exec, stream) != cudaSuccess) err = "graph launch";
+    if (err.empty()) result = finish("graph", rep);
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+  cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  if (!err.empty()) return ::testing::AssertionFailure() << "race harness setup: " << err;
+  return result;
+}
+
+}  // namespace baton::test

@@ -1,0 +1,49 @@
+// The PDL race harness (pdl-contract.md, "How it is tested"), reusable by every kernel.
+//
+// A test-only producer kernel triggers its dependents at once, stalls ~stall_us, then copies
+// the real inputs (`src`) into the buffers the consumer reads (`dst`), which were poisoned
+// just before. The consumer under test is PDL-launched right behind it. A consumer that
+// touches its inputs before griddepcontrol.wait reads poison and fails `check`.
+//
+// Each run: poison staged inputs and outputs -> producer -> consumer -> sync -> check. The
+// harness warms up first (a lazily loaded module serialises the first chain and would hide
+// the race), then runs eager and as a captured CUDA graph.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "baton/status.h"
+
+namespace baton::test {
+
+struct StagedInput {
+  void* dst = nullptr;        // what the consumer reads
+  void const* src = nullptr;  // the real values, copied by the producer after its stall
+  size_t bytes = 0;
+  uint8_t poison = 0xFF;      // byte written over dst before each run
+};
+
+struct PoisonedOutput {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  uint8_t poison = 0xFF;
+};
+
+struct RaceHarness {
+  std::vector<StagedInput> inputs;
+  std::vector<PoisonedOutput> outputs;
+  std::function<Status(cudaStream_t)> consumer;       // launches the op(s) with PdlMode::kOn
+  std::function<::testing::AssertionResult()> check;  // after the stream is synchronised
+  int stall_us = 100;
+  int runs = 3;  // per mode (eager, graph)
+
+  // Success only if every eager and graph run passes `check`.
+  ::testing::AssertionResult run() const;
+};
+
+}  // namespace baton::test

@@ -1,0 +1,88 @@
+// The CPU references checked against hand-worked examples of the spec.
+#include <gtest/gtest.h>
+
+#include "reference/metadata_ref.h"
+
+namespace baton::ref {
+namespace {
+
+TEST(DecodeMetadataReference, HandWorkedExample) {
+  DecodeMetadataCase c;
+  c.seq_lens = {3, 0, 5};
+  c.seq_len_delta = 1;
+  c.req_pool_indices = {2, 0, 1};
+  c.page_size = 2;
+  c.req_to_token = IntMatrix::make(3, 6, 6, 1, 0);
+  for (int r = 0; r < 3; ++r)
+    for (int t = 0; t < 6; ++t) c.req_to_token.at(r, t) = 100 * r + t;
+  DecodeMetadataResult out;
+  out.page_table = IntMatrix::make(3, 4, 4, 1, -7);
+  build_decode_metadata(c, out);
+  EXPECT_EQ(out.cache_seqlens, (std::vector<int32_t>{4, 1, 6}));
+  EXPECT_EQ(out.cu_seqlens_k, (std::vector<int32_t>{0, 4, 5, 11}));
+  // row 2 -> slots 200, 202 -> pages 100, 101; row 0 -> page 0; row 1 -> 50, 51, 52
+  EXPECT_EQ(out.page_table.data, (std::vector<int32_t>{100, 101, -7, -7, 0, -7, -7, -7, 50, 51, 52, -7}));
+  EXPECT_EQ(out.error_flags, 0);
+}
+
+TEST(DecodeMetadataReference, FillAndSwaAndClamping) {
+  DecodeMetadataCase c;
+  c.seq_lens = {9, -1};
+  c.req_pool_indices = {0, 5};
+  c.page_size = 4;
+  c.req_to_token = IntMatrix::make(1, 8, 8, 1, 0);
+  for (int t = 0; t < 8; ++t) c.req_to_token.at(0, t) = t == 4 ? -1 : 8 + t;
+  c.full_to_swa = {0, 0, 0, 0, 0, 0, 0, 0, 40, 41, 42, 43, 44, 45, 46, 47, -1};
+  c.fill_columns = 3;
+  DecodeMetadataResult out;
+  out.page_table = IntMatrix::make(2, 3, 3, 1, -7);
+  out.swa_page_table = IntMatrix::make(2, 3, 3, 1, -7);
+  build_decode_metadata(c, out);
+  EXPECT_EQ(out.cache_seqlens, (std::vector<int32_t>{8, 0}));  // 9 clamped to the row, -1 to 0
+  EXPECT_EQ(out.page_table.data, (std::vector<int32_t>{2, -1, 0, 0, 0, 0}));
+  // slot 8 -> swa 40 -> page 10; slot -1 -> last entry -1 -> -1
+  EXPECT_EQ(out.swa_page_table.data, (std::vector<int32_t>{10, -1, 0, 0, 0, 0}));
+  EXPECT_EQ(out.error_flags, 1 | 2);  // the bad pool row has no pages, so it is not reported
+}
+
+TEST(PlanKvSplitsReference, UniformBatchFillsTheGpu) {
+  // max = min = 1000: s1 = 1; cores = int(132 * log2(1000/64)) = 523; grid = 2 * 8 = 16;
+  // s2 = min(ceil(523/16), 16) = 16; c2 = 63; splits = ceil(1000/63) = 16.
+  EXPECT_EQ(plan_kv_splits({1000, 1000}, {32, 8, 16, 132}), (std::vector<int32_t>{16, 16}));
+}
+
+TEST(PlanKvSplitsReference, RaggedBatchSplitsTheLongRequest) {
+  // s1 = min(ceil(10000/64), 8) = 8, c1 = 1250; group 1: grid = 2 * 32 = 64;
+  // cores = int(132 * log2(156.25)) = 961, s2 = min(16, 8) = 8, c2 = 1250.
+  EXPECT_EQ(plan_kv_splits({64, 10000}, {32, 32, 8, 132}), (std::vector<int32_t>{1, 8}));
+}
+
+TEST(PlanKvSplitsReference, ZeroLengthPlansOneSplitWithoutDividingByZero) {
+  EXPECT_EQ(plan_kv_splits({0}, {32, 8, 16, 132}), (std::vector<int32_t>{1}));
+  EXPECT_EQ(plan_kv_splits({0, 0, 5000}, {32, 8, 16, 132})[0], 1);
+  EXPECT_TRUE(plan_kv_splits({}, {32, 8, 16, 132}).empty());
+}
+
+TEST(SpecPageTableReference, HandWorkedExample) {
+  SpecPageTableCase c;
+  c.num_draft_tokens = 2;
+  c.committed = IntMatrix::make(2, 3, 3, 1, 0);
+  c.committed.data = {1, 2, 3, 4, 5, 6};
+  c.committed_lens = {2, 3};
+  c.start = {0, 1, 0, 0};
+  c.draft = IntMatrix::make(4, 2, 2, 1, 0);
+  c.draft.data = {10, 11, 20, 21, 30, 31, 40, 41};
+  c.draft_lens = {1, 2, 0, 3};
+  SpecPageTableResult out;
+  out.page_table = IntMatrix::make(4, 6, 6, 1, -7);
+  build_spec_page_table(c, out);
+  EXPECT_EQ(out.page_table.data, (std::vector<int32_t>{1, 2, 10, -7, -7, -7,  //
+                                                       2, 3, 20, 21, -7, -7,  //
+                                                       4, 5, 6, -7, -7, -7,   //
+                                                       4, 5, 6, 40, 41, 0}));  // past draft width: 0
+  EXPECT_EQ(out.cache_seqlens, (std::vector<int32_t>{3, 4, 3, 6}));
+  EXPECT_EQ(out.cu_seqlens_k, (std::vector<int32_t>{0, 3, 7, 10, 16}));
+}
+
+}  // namespace
+}  // namespace baton::ref

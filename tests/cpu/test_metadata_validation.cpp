@@ -1,0 +1,164 @@
+// Bad input to the metadata ops returns a Status naming the argument and its value, before
+// any CUDA call: these run on a machine without a GPU. Pointers are never dereferenced by
+// validation, so fake addresses stand in for device memory.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "baton/metadata.h"
+
+namespace baton {
+namespace {
+
+void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x10000 * i); }
+
+DecodeMetadataArgs valid_decode_args() {
+  DecodeMetadataArgs a;
+  a.seq_lens = TensorView::contiguous(fake(1), DType::kInt64, {8});
+  a.req_pool_indices = TensorView::contiguous(fake(2), DType::kInt64, {8});
+  a.req_to_token = TensorView::contiguous(fake(3), DType::kInt32, {16, 4096});
+  a.page_size = 64;
+  a.cache_seqlens = TensorView::contiguous(fake(4), DType::kInt32, {8});
+  a.cu_seqlens_k = TensorView::contiguous(fake(5), DType::kInt32, {9});
+  a.page_table = TensorView::contiguous(fake(6), DType::kInt32, {8, 64});
+  return a;
+}
+
+struct Mutation {
+  char const* name;
+  std::function<void(DecodeMetadataArgs&)> apply;
+  std::vector<std::string> message_has;  // the argument and its value
+};
+
+TEST(DecodeMetadataValidation, ValidArgsAreSupported) {
+  DecodeMetadataArgs a = valid_decode_args();
+  Status s = build_decode_metadata_supported(a);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  a.full_to_swa = TensorView::contiguous(fake(7), DType::kInt64, {1000});
+  a.swa_page_table = TensorView::contiguous(fake(8), DType::kInt32, {8, 64});
+  a.num_kv_splits = TensorView::contiguous(fake(9), DType::kInt32, {8});
+  a.split_plan = {32, 8, 16, 0};
+  a.fill_columns = 64;
+  a.error_flags = TensorView::contiguous(fake(10), DType::kInt32, {1});
+  s = build_decode_metadata_supported(a);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+}
+
+TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
+  std::vector<Mutation> const mutations = {
+      {"page size not a power of two", [](auto& a) { a.page_size = 48; }, {"page_size", "48"}},
+      {"page size too large", [](auto& a) { a.page_size = 512; }, {"page_size", "512"}},
+      {"page size zero", [](auto& a) { a.page_size = 0; }, {"page_size", "0"}},
+      {"null seq_lens", [](auto& a) { a.seq_lens.data = nullptr; }, {"seq_lens", "null"}},
+      {"null page_table", [](auto& a) { a.page_table.data = nullptr; }, {"page_table", "null"}},
+      {"null req_to_token", [](auto& a) { a.req_to_token.data = nullptr; }, {"req_to_token", "null"}},
+      {"float seq_lens", [](auto& a) { a.seq_lens.dtype = DType::kFloat32; }, {"seq_lens", "float32"}},
+      {"int64 page_table", [](auto& a) { a.page_table.dtype = DType::kInt64; }, {"page_table", "int64"}},
+      {"batch mismatch", [](auto& a) { a.req_pool_indices.shape[0] = 7; }, {"req_pool_indices", "7", "8"}},
+      {"cu_seqlens_k too short", [](auto& a) { a.cu_seqlens_k.shape[0] = 8; }, {"cu_seqlens_k", "8", "9"}},
+      {"page table capacity too small", [](auto& a) { a.page_table.shape[1] = 63; }, {"page_table", "63", "64"}},
+      {"req_to_token rank", [](auto& a) { a.req_to_token.rank = 1; }, {"req_to_token", "rank 1"}},
+      {"strided cache_seqlens", [](auto& a) { a.cache_seqlens.stride[0] = 2; }, {"cache_seqlens", "stride"}},
+      {"swa table without map", [](auto& a) { a.swa_page_table = a.page_table; }, {"full_to_swa", "null"}},
+      {"swa map wrong dtype",
+       [](auto& a) {
+         a.swa_page_table = a.page_table;
+         a.full_to_swa = TensorView::contiguous(fake(7), DType::kInt32, {100});
+       },
+       {"full_to_swa", "int32"}},
+      {"splits without heads",
+       [](auto& a) { a.num_kv_splits = TensorView::contiguous(fake(9), DType::kInt32, {8}); },
+       {"num_q_heads", "0"}},
+      {"heads not dividing",
+       [](auto& a) {
+         a.num_kv_splits = TensorView::contiguous(fake(9), DType::kInt32, {8});
+         a.split_plan = {30, 8, 16, 0};
+       },
+       {"num_q_heads 30", "num_kv_heads 8"}},
+      {"max_splits zero",
+       [](auto& a) {
+         a.num_kv_splits = TensorView::contiguous(fake(9), DType::kInt32, {8});
+         a.split_plan = {32, 8, 0, 0};
+       },
+       {"max_splits", "0"}},
+      {"fill past capacity", [](auto& a) { a.fill_columns = 65; }, {"fill_columns", "65"}},
+      {"negative stride", [](auto& a) { a.req_to_token.stride[0] = -4096; }, {"req_to_token", "negative stride"}},
+      {"error_flags dtype",
+       [](auto& a) { a.error_flags = TensorView::contiguous(fake(10), DType::kInt64, {1}); },
+       {"error_flags", "int64"}},
+  };
+  for (Mutation const& m : mutations) {
+    SCOPED_TRACE(m.name);
+    DecodeMetadataArgs a = valid_decode_args();
+    m.apply(a);
+    for (Status const& s : {build_decode_metadata_supported(a), build_decode_metadata(a)}) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+      EXPECT_NE(s.message().find("build_decode_metadata"), std::string::npos) << s.message();
+      for (auto const& needle : m.message_has) EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+    }
+  }
+}
+
+TEST(SpecPageTableValidation, BadInputNamesArgument) {
+  SpecPageTableArgs a;
+  a.num_draft_tokens = 3;
+  a.committed = TensorView::contiguous(fake(1), DType::kInt32, {4, 100});
+  a.committed_lens = TensorView::contiguous(fake(2), DType::kInt32, {4});
+  a.draft = TensorView::contiguous(fake(3), DType::kInt32, {12, 8});
+  a.draft_lens = TensorView::contiguous(fake(4), DType::kInt64, {12});
+  a.page_table = TensorView::contiguous(fake(5), DType::kInt32, {12, 128});
+  a.cache_seqlens = TensorView::contiguous(fake(6), DType::kInt32, {12});
+  a.cu_seqlens_k = TensorView::contiguous(fake(7), DType::kInt32, {13});
+  Status ok = build_spec_page_table_supported(a);
+  EXPECT_TRUE(ok.is_ok()) << ok.to_string();
+
+  auto expect_bad = [](SpecPageTableArgs const& bad, char const* needle) {
+    for (Status const& s : {build_spec_page_table_supported(bad), build_spec_page_table(bad)}) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+    }
+  };
+  SpecPageTableArgs b = a;
+  b.num_draft_tokens = 0;
+  expect_bad(b, "num_draft_tokens 0");
+  b = a;
+  b.draft.shape[0] = 11;
+  expect_bad(b, "draft dim 0 is 11");
+  b = a;
+  b.committed_lens.shape[0] = 5;
+  expect_bad(b, "committed_lens has 5 entries");
+  b = a;
+  b.cu_seqlens_k.shape[0] = 12;
+  expect_bad(b, "cu_seqlens_k dim 0 is 12");
+  b = a;
+  b.start = TensorView::contiguous(fake(8), DType::kFloat16, {12});
+  expect_bad(b, "start dtype float16");
+  b = a;
+  b.draft.data = nullptr;
+  expect_bad(b, "draft is null");
+}
+
+TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
+  PlanKvSplitsArgs a;
+  a.cache_seqlens = TensorView::contiguous(fake(1), DType::kInt32, {8});
+  a.num_kv_splits = TensorView::contiguous(fake(2), DType::kInt32, {8});
+  a.params = {32, 8, 16, 132};
+  Status ok = plan_kv_splits_supported(a);
+  EXPECT_TRUE(ok.is_ok()) << ok.to_string();
+  PlanKvSplitsArgs b = a;
+  b.params.num_kv_heads = 0;
+  EXPECT_NE(plan_kv_splits(b).message().find("num_kv_heads 0"), std::string::npos);
+  b = a;
+  b.cache_seqlens.dtype = DType::kInt64;
+  EXPECT_NE(plan_kv_splits(b).message().find("cache_seqlens dtype int64"), std::string::npos);
+  b = a;
+  b.num_kv_splits.shape[0] = 4;
+  EXPECT_NE(plan_kv_splits(b).message().find("num_kv_splits dim 0 is 4"), std::string::npos);
+  b = a;
+  b.params.num_sms = -1;
+  EXPECT_EQ(plan_kv_splits(b).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace baton

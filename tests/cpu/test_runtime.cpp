@@ -1,0 +1,80 @@
+// Status, TensorView and the launch decision: what needs no GPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "baton/baton.h"
+#include "runtime/launch.h"
+
+namespace baton {
+namespace {
+
+TEST(Status, CarriesCodeAndMessage) {
+  Status ok = Status::ok();
+  EXPECT_TRUE(ok.is_ok());
+  EXPECT_EQ(ok.to_string(), "ok");
+  Status bad = Status::invalid_argument("page_size 48 is not a power of two");
+  EXPECT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.to_string(), "invalid_argument: page_size 48 is not a power of two");
+  EXPECT_STREQ(status_code_name(StatusCode::kUnsupported), "unsupported");
+}
+
+Status fails_then_never_reached(bool* reached) {
+  BATON_RETURN_IF_ERROR(Status::unsupported("head_dim 96"));
+  *reached = true;
+  return Status::ok();
+}
+
+TEST(Status, ReturnIfErrorPropagates) {
+  bool reached = false;
+  Status s = fails_then_never_reached(&reached);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_FALSE(reached);
+}
+
+TEST(TensorView, ContiguousStridesAndDescribe) {
+  int dummy;
+  TensorView t = TensorView::contiguous(&dummy, DType::kInt32, {4, 3, 2});
+  EXPECT_EQ(t.rank, 3);
+  EXPECT_EQ(t.stride[0], 6);
+  EXPECT_EQ(t.stride[1], 2);
+  EXPECT_EQ(t.stride[2], 1);
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.describe(), "[4, 3, 2] int32 strides [6, 2, 1]");
+  TensorView s = TensorView::strided(&dummy, DType::kBFloat16, {4, 8}, {16, 1});
+  EXPECT_FALSE(s.is_contiguous());
+  EXPECT_EQ(dtype_bytes(DType::kBFloat16), 2u);
+  EXPECT_FALSE(TensorView{}.defined());
+}
+
+__attribute__((noinline)) void not_a_kernel() {}
+
+TEST(LaunchHelper, PdlOffOrUndeclaredWaitNeverRequestsPdl) {
+  bool use = true;
+  detail::KernelTraits waits{"k", true}, no_wait{"k", false};
+  // Neither case touches CUDA: the decision ends before any device query.
+  ASSERT_TRUE(detail::pdl_decision(reinterpret_cast<void const*>(&not_a_kernel), waits, {nullptr, PdlMode::kOff}, &use).is_ok());
+  EXPECT_FALSE(use);
+  use = true;
+  ASSERT_TRUE(detail::pdl_decision(reinterpret_cast<void const*>(&not_a_kernel), no_wait, {nullptr, PdlMode::kOn}, &use).is_ok());
+  EXPECT_FALSE(use);
+}
+
+// ctest runs this binary a second time with BATON_PDL=0 (test cpu_pdl_kill_switch).
+TEST(LaunchHelper, KillSwitchFollowsEnvironment) {
+  char const* v = std::getenv("BATON_PDL");
+  bool const expect_disabled = v != nullptr && std::strcmp(v, "0") == 0;
+  EXPECT_EQ(pdl_disabled_by_env(), expect_disabled);
+  if (expect_disabled) {
+    bool use = true;
+    detail::KernelTraits waits{"k", true};
+    ASSERT_TRUE(detail::pdl_decision(reinterpret_cast<void const*>(&not_a_kernel), waits, {nullptr, PdlMode::kOn}, &use).is_ok());
+    EXPECT_FALSE(use) << "BATON_PDL=0 must win over PdlMode::kOn";
+  }
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,51 @@
+// Builds random decode-metadata cases on the host and mirrors them on the device, so each
+// GPU test compares the op with tests/reference on the same data.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "baton/metadata.h"
+#include "common/gpu.h"
+#include "reference/metadata_ref.h"
+
+namespace baton::test {
+
+constexpr int32_t kPoison = static_cast<int32_t>(0xABABABAB);  // memset byte 0xAB
+
+struct MetadataShape {
+  int page_size = 1;
+  int batch = 1;
+  int64_t max_context = 1024;
+  bool int64_inputs = false;
+  bool strided = false;  // req_to_token with padded rows and column stride 2
+  bool swa = false;
+  int64_t delta = 0;
+  int64_t fill_columns = 0;
+  bool plan = false;
+  uint64_t seed = 1;
+};
+
+// Random lengths (the edge set first: 0, 1, ps-1, ps, ps+1, max_context), a random
+// req_to_token of page-aligned slots, a random full_to_swa with -1 -> -1.
+ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s);
+
+// Device copies of a case plus its outputs; args() wires them into DecodeMetadataArgs.
+struct DeviceMetadata {
+  DeviceBuffer<int64_t> seq_lens64, pool64, full_to_swa;
+  DeviceBuffer<int32_t> seq_lens32, pool32, req_to_token;
+  DeviceBuffer<int32_t> cache_seqlens, cu_seqlens_k, page_table, swa_page_table, num_kv_splits, error_flags;
+  int64_t max_pages = 0;
+  DecodeMetadataArgs args;
+
+  DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape const& s);
+  void upload_inputs(ref::DecodeMetadataCase const& c);  // same shapes, new contents
+  void poison_outputs();
+  // Reference result over outputs pre-filled with the poison.
+  ref::DecodeMetadataResult expected(ref::DecodeMetadataCase const& c) const;
+  // Compares every output element (poisoned regions included) with `want`.
+  ::testing::AssertionResult matches(ref::DecodeMetadataResult const& want) const;
+};
+
+}  // namespace baton::test

@@ -1,0 +1,202 @@
+// build_decode_metadata on the GPU against tests/reference: edge cases first, then the
+// seeded sweep over page sizes, batch sizes, dtypes, strides, SWA and delta; then graph
+// replay with changing inputs and the bitwise PDL on/off and graph/eager checks.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "baton/metadata.h"
+#include "common/gpu.h"
+#include "gpu/metadata_case.h"
+
+namespace baton::test {
+namespace {
+
+class DecodeMetadata : public GpuTest {
+ protected:
+  void check_shape(MetadataShape const& s, PdlMode pdl = PdlMode::kAuto) {
+    ref::DecodeMetadataCase c = make_metadata_case(s);
+    DeviceMetadata d(c, s);
+    d.poison_outputs();
+    BATON_ASSERT_OK(build_decode_metadata(d.args, {nullptr, pdl}));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(d.matches(d.expected(c)));
+  }
+};
+
+// ---- edge cases --------------------------------------------------------------------------
+
+TEST_F(DecodeMetadata, SingleRequestLengthOne) {
+  check_shape({.page_size = 16, .batch = 1, .max_context = 64});
+}
+
+TEST_F(DecodeMetadata, LengthsAtPageBoundariesAllPageSizes) {
+  for (int ps = 1; ps <= 256; ps *= 2) {
+    SCOPED_TRACE("page_size " + std::to_string(ps));
+    check_shape({.page_size = ps, .batch = 6, .max_context = ps * 5, .seed = uint64_t(ps)});
+  }
+}
+
+TEST_F(DecodeMetadata, ClampsAndReportsBadData) {
+  MetadataShape s{.page_size = 4, .batch = 6, .max_context = 64, .swa = true, .seed = 7};
+  ref::DecodeMetadataCase c = make_metadata_case(s);
+  c.seq_lens = {-5, 65, 1000, 10, 64, 3};      // negative, past the row (twice), fine
+  c.req_pool_indices[3] = 99;                   // outside req_to_token
+  c.req_pool_indices[5] = -2;
+  c.req_to_token.at(c.req_pool_indices[4], 8) = (1 << 30);  // outside full_to_swa
+  DeviceMetadata d(c, s);
+  d.poison_outputs();
+  BATON_ASSERT_OK(build_decode_metadata(d.args));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  ref::DecodeMetadataResult want = d.expected(c);
+  EXPECT_EQ(want.error_flags, kMetadataLengthNegative | kMetadataLengthClamped | kMetadataPoolIndexInvalid |
+                                  kMetadataSwaSlotInvalid);
+  EXPECT_TRUE(d.matches(want));
+}
+
+TEST_F(DecodeMetadata, FillColumnsZeroesPastEachRequest) {
+  for (int ps : {1, 16}) {
+    check_shape({.page_size = ps, .batch = 7, .max_context = 3000, .swa = true, .fill_columns = 3000 / ps});
+  }
+}
+
+TEST_F(DecodeMetadata, SplitPlanMatchesReference) {
+  check_shape({.page_size = 64, .batch = 7, .max_context = 20000, .plan = true, .seed = 3});
+  check_shape({.page_size = 1, .batch = 256, .max_context = 5000, .plan = true, .seed = 4});
+}
+
+// ---- seeded sweep ------------------------------------------------------------------------
+
+struct SweepParam {
+  int page_size, batch;
+  bool int64_inputs, strided, swa;
+  int delta;
+};
+
+void PrintTo(SweepParam const& p, std::ostream* os) {
+  *os << "ps" << p.page_size << " batch " << p.batch << (p.int64_inputs ? " int64" : " int32")
+      << (p.strided ? " strided" : " dense") << (p.swa ? " swa" : "") << " delta " << p.delta;
+}
+
+class DecodeMetadataSweep : public DecodeMetadata, public ::testing::WithParamInterface<SweepParam> {};
+
+TEST_P(DecodeMetadataSweep, MatchesReference) {
+  SweepParam const p = GetParam();
+  MetadataShape s;
+  s.page_size = p.page_size;
+  s.batch = p.batch;
+  // Small batches get rows longer than one work item (2048 columns) at every page size.
+  s.max_context = int64_t(p.page_size) * (p.batch <= 8 ? 2100 : 40);
+  s.int64_inputs = p.int64_inputs;
+  s.strided = p.strided;
+  s.swa = p.swa;
+  s.delta = p.delta;
+  s.plan = p.batch == 7;
+  s.seed = uint64_t(p.page_size) * 7919 + p.batch * 31 + p.int64_inputs * 2 + p.swa * 5 + p.strided * 11;
+  check_shape(s);
+}
+
+std::vector<SweepParam> sweep_params() {
+  std::vector<SweepParam> out;
+  int i = 0;
+  for (int ps = 1; ps <= 256; ps *= 2) {
+    for (int batch : {1, 7, 256, 1000}) {
+      for (bool swa : {false, true}) {
+        for (bool i64 : {false, true}) {
+          // strides and delta alternate so each page size sees both
+          out.push_back({ps, batch, i64, (i % 2) == 0, swa, (i / 2) % 2 ? 3 : 0});
+          ++i;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string sweep_name(::testing::TestParamInfo<SweepParam> const& info) {
+  SweepParam const& p = info.param;
+  return "ps" + std::to_string(p.page_size) + "_b" + std::to_string(p.batch) + (p.int64_inputs ? "_i64" : "_i32") +
+         (p.strided ? "_strided" : "_dense") + (p.swa ? "_swa" : "") + "_d" + std::to_string(p.delta);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, DecodeMetadataSweep, ::testing::ValuesIn(sweep_params()), sweep_name);
+
+// ---- graphs and bitwise equality -----------------------------------------------------------
+
+TEST_F(DecodeMetadata, GraphCapturedOnceReplaysNewBatches) {
+  MetadataShape s{.page_size = 16, .batch = 64, .max_context = 4096, .swa = true, .plan = true, .seed = 100};
+  ref::DecodeMetadataCase c = make_metadata_case(s);
+  DeviceMetadata d(c, s);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  BATON_ASSERT_OK(build_decode_metadata(d.args, {stream, PdlMode::kAuto}));
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 5; ++replay) {
+    SCOPED_TRACE("replay " + std::to_string(replay));
+    s.seed = 200 + replay;  // new lengths, pool rows and req_to_token contents, same shapes
+    ref::DecodeMetadataCase next = make_metadata_case(s);
+    d.upload_inputs(next);
+    d.poison_outputs();
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    EXPECT_TRUE(d.matches(d.expected(next)));
+  }
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+// Outputs of one configuration, as raw bytes.
+std::vector<int32_t> snapshot(DeviceMetadata const& d) {
+  std::vector<int32_t> all;
+  for (auto const* b : {&d.cache_seqlens, &d.cu_seqlens_k, &d.page_table, &d.swa_page_table, &d.num_kv_splits,
+                        &d.error_flags}) {
+    std::vector<int32_t> v = b->download();
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  return all;
+}
+
+TEST_F(DecodeMetadata, BitwisePdlOnOffAndGraphEager) {
+  MetadataShape s{.page_size = 1, .batch = 64, .max_context = 4096, .swa = true, .fill_columns = 4096, .plan = true};
+  ref::DecodeMetadataCase c = make_metadata_case(s);
+  DeviceMetadata d(c, s);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::vector<std::vector<int32_t>> results;
+  for (PdlMode pdl : {PdlMode::kOff, PdlMode::kOn}) {
+    for (bool graph : {false, true}) {
+      d.poison_outputs();
+      if (graph) {
+        cudaGraph_t g;
+        cudaGraphExec_t e;
+        CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        BATON_ASSERT_OK(build_decode_metadata(d.args, {stream, pdl}));
+        CUDA_CHECK(cudaStreamEndCapture(stream, &g));
+        CUDA_CHECK(cudaGraphInstantiate(&e, g, 0));
+        CUDA_CHECK(cudaGraphLaunch(e, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        cudaGraphExecDestroy(e);
+        cudaGraphDestroy(g);
+      } else {
+        BATON_ASSERT_OK(build_decode_metadata(d.args, {stream, pdl}));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+      }
+      results.push_back(snapshot(d));
+    }
+  }
+  EXPECT_TRUE(d.matches(d.expected(c)));
+  for (size_t i = 1; i < results.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(results[i].data(), results[0].data(), results[0].size() * 4, "outputs vs PDL-off eager"))
+        << "configuration " << i;
+  }
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+}  // namespace
+}  // namespace baton::test

@@ -1,0 +1,145 @@
+// build_spec_page_table and plan_kv_splits on the GPU against tests/reference.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baton/metadata.h"
+#include "common/gpu.h"
+#include "gpu/metadata_case.h"
+
+namespace baton::test {
+namespace {
+
+struct SpecShape {
+  int batch, draft_tokens;
+  int64_t width_a, width_b, max_cols;
+  bool with_start, lens_per_row, int64_lens, strided;
+  uint64_t seed;
+};
+
+void PrintTo(SpecShape const& s, std::ostream* os) {
+  *os << "batch " << s.batch << " R " << s.draft_tokens << " widths " << s.width_a << "/" << s.width_b << " cols "
+      << s.max_cols;
+}
+
+ref::SpecPageTableCase make_spec_case(SpecShape const& s) {
+  std::mt19937_64 rng(s.seed);
+  int64_t const rows = int64_t(s.batch) * s.draft_tokens;
+  ref::SpecPageTableCase c;
+  c.num_draft_tokens = s.draft_tokens;
+  int64_t const cs = s.strided ? 3 : 1;
+  c.committed = ref::IntMatrix::make(s.batch, s.width_a, s.width_a * cs + (s.strided ? 5 : 0), cs, 0);
+  for (auto& v : c.committed.data) v = static_cast<int32_t>(rng() % 100000);
+  c.draft = ref::IntMatrix::make(rows, s.width_b, s.width_b, 1, 0);
+  for (auto& v : c.draft.data) v = static_cast<int32_t>(rng() % 100000) + 1000000;
+  // lengths cover 0, the source widths (and past them: those columns read 0) and max_cols
+  std::vector<int64_t> const edges = {0, 1, s.width_a, s.width_a + 2, s.max_cols};
+  for (int64_t i = 0; i < (s.lens_per_row ? rows : s.batch); ++i) {
+    c.committed_lens.push_back(i < (int64_t)edges.size() ? edges[i] : int64_t(rng() % (s.width_a + 4)));
+  }
+  for (int64_t m = 0; m < rows; ++m) {
+    c.draft_lens.push_back(m % 5 == 0 ? 0 : int64_t(rng() % (s.width_b + 3)));
+    if (s.with_start) c.start.push_back(int64_t(rng() % 7));
+  }
+  return c;
+}
+
+class SpecPageTable : public GpuTest, public ::testing::WithParamInterface<SpecShape> {};
+
+TEST_P(SpecPageTable, MatchesReference) {
+  SpecShape const s = GetParam();
+  ref::SpecPageTableCase c = make_spec_case(s);
+  int64_t const rows = int64_t(s.batch) * s.draft_tokens;
+  DType const it = s.int64_lens ? DType::kInt64 : DType::kInt32;
+  auto upload_index = [&](std::vector<int64_t> const& v, DeviceBuffer<int64_t>& b64, DeviceBuffer<int32_t>& b32) {
+    b64.upload(v);
+    b32.upload(std::vector<int32_t>(v.begin(), v.end()));
+    return TensorView::contiguous(s.int64_lens ? (void*)b64.get() : (void*)b32.get(), it, {(int64_t)v.size()});
+  };
+  DeviceBuffer<int64_t> la64, lb64, st64;
+  DeviceBuffer<int32_t> la32, lb32, st32;
+  auto committed = DeviceBuffer<int32_t>::from(c.committed.data);
+  auto draft = DeviceBuffer<int32_t>::from(c.draft.data);
+  DeviceBuffer<int32_t> page_table(rows * s.max_cols), lens(rows), cu(rows + 1), flags(1);
+
+  SpecPageTableArgs a;
+  a.num_draft_tokens = s.draft_tokens;
+  a.committed = TensorView::strided(committed.get(), DType::kInt32, {s.batch, s.width_a},
+                                    {c.committed.row_stride, c.committed.col_stride});
+  a.committed_lens = upload_index(c.committed_lens, la64, la32);
+  if (s.with_start) a.start = upload_index(c.start, st64, st32);
+  a.draft = TensorView::contiguous(draft.get(), DType::kInt32, {rows, s.width_b});
+  a.draft_lens = upload_index(c.draft_lens, lb64, lb32);
+  a.page_table = TensorView::contiguous(page_table.get(), DType::kInt32, {rows, s.max_cols});
+  a.cache_seqlens = TensorView::contiguous(lens.get(), DType::kInt32, {rows});
+  a.cu_seqlens_k = TensorView::contiguous(cu.get(), DType::kInt32, {rows + 1});
+  a.error_flags = TensorView::contiguous(flags.get(), DType::kInt32, {1});
+
+  page_table.poison(0xAB);
+  lens.poison(0xAB);
+  cu.poison(0xAB);
+  flags.poison(0);
+  BATON_ASSERT_OK(build_spec_page_table(a));
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  ref::SpecPageTableResult want;
+  want.page_table = ref::IntMatrix::make(rows, s.max_cols, s.max_cols, 1, kPoison);
+  ref::build_spec_page_table(c, want);
+  EXPECT_TRUE(equal_exact(page_table.download(), want.page_table.data, "page_table"));
+  EXPECT_TRUE(equal_exact(lens.download(), want.cache_seqlens, "cache_seqlens"));
+  EXPECT_TRUE(equal_exact(cu.download(), want.cu_seqlens_k, "cu_seqlens_k"));
+  EXPECT_TRUE(equal_exact(flags.download(), std::vector<int32_t>{want.error_flags}, "error_flags"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Seeded, SpecPageTable,
+    ::testing::Values(SpecShape{1, 1, 16, 8, 24, false, false, false, false, 1},
+                      SpecShape{4, 3, 100, 20, 110, true, false, false, false, 2},
+                      SpecShape{7, 4, 3000, 64, 3050, false, true, true, true, 3},
+                      SpecShape{64, 2, 500, 30, 512, true, false, true, false, 4},
+                      SpecShape{256, 1, 2100, 16, 2110, false, false, false, true, 5}),
+    [](::testing::TestParamInfo<SpecShape> const& info) {
+      SpecShape const& s = info.param;
+      return "b" + std::to_string(s.batch) + "_r" + std::to_string(s.draft_tokens) + "_w" + std::to_string(s.width_a) +
+             (s.with_start ? "_start" : "") + (s.lens_per_row ? "_perrow" : "") + (s.int64_lens ? "_i64" : "_i32") +
+             (s.strided ? "_strided" : "");
+    });
+
+// ---- plan_kv_splits ------------------------------------------------------------------------
+
+class PlanKvSplits : public GpuTest {};
+
+TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
+  std::mt19937_64 rng(11);
+  struct Heads { int q, kv; };
+  for (Heads h : {Heads{32, 8}, Heads{32, 32}, Heads{64, 4}, Heads{8, 1}}) {
+    for (int batch : {1, 3, 64, 1000}) {
+      for (int max_splits : {1, 4, 64}) {
+        std::vector<int32_t> lens(batch);
+        for (int b = 0; b < batch; ++b) {
+          lens[b] = b == 0 ? 0 : (b % 3 == 0 ? int32_t(rng() % 64) : int32_t(rng() % 40000));
+        }
+        if (batch == 1) lens[0] = int32_t(rng() % 40000);
+        ref::SplitPlan plan{h.q, h.kv, max_splits, 132};
+        auto d_lens = DeviceBuffer<int32_t>::from(lens);
+        DeviceBuffer<int32_t> d_splits(batch);
+        d_splits.poison(0xAB);
+        PlanKvSplitsArgs a;
+        a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
+        a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
+        a.params = {h.q, h.kv, max_splits, 132};
+        BATON_ASSERT_OK(plan_kv_splits(a));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        std::vector<int32_t> want = ref::plan_kv_splits(lens, plan);
+        EXPECT_TRUE(equal_exact(d_splits.download(), want, "num_kv_splits"))
+            << "heads " << h.q << "/" << h.kv << " batch " << batch << " max_splits " << max_splits;
+        for (int32_t v : want) ASSERT_TRUE(v >= 1 && v <= max_splits);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton::test

@@ -1,0 +1,145 @@
+#include "reference/metadata_ref.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace baton::ref {
+namespace {
+
+constexpr int32_t kNegative = 1, kClamped = 2, kPoolIndex = 4, kSwaSlot = 8;
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t clamp_len(int64_t len, int64_t max_len, int32_t& flags) {
+  if (len < 0) {
+    flags |= kNegative;
+    return 0;
+  }
+  if (len > max_len) {
+    flags |= kClamped;
+    return max_len;
+  }
+  return len;
+}
+
+void write_prefix(std::vector<int32_t> const& lens, std::vector<int32_t>& cu) {
+  cu.assign(lens.size() + 1, 0);
+  int64_t total = 0;
+  for (size_t i = 0; i < lens.size(); ++i) {
+    cu[i] = static_cast<int32_t>(total);
+    total += lens[i];
+  }
+  cu[lens.size()] = static_cast<int32_t>(total);
+}
+
+}  // namespace
+
+IntMatrix IntMatrix::make(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, int32_t fill) {
+  IntMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.row_stride = row_stride;
+  m.col_stride = col_stride;
+  int64_t const extent = rows == 0 || cols == 0 ? 0 : (rows - 1) * row_stride + (cols - 1) * col_stride + 1;
+  m.data.assign(static_cast<size_t>(std::max<int64_t>(extent, 1)), fill);
+  return m;
+}
+
+std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan const& plan) {
+  std::vector<int32_t> splits(lens.size());
+  if (lens.empty()) return splits;
+  int64_t max_len = 0, min_len = INT64_MAX;
+  for (int32_t l : lens) {
+    int64_t const v = std::max<int32_t>(l, 0);
+    max_len = std::max(max_len, v);
+    min_len = std::min(min_len, v);
+  }
+  max_len = std::max<int64_t>(max_len, 1);
+  min_len = std::max<int64_t>(min_len, 1);
+  // 1. near-uniform batches (max < 1.25 min) count as uniform
+  if (max_len * 8 < min_len * 10) min_len = max_len;
+  // 2. splits so the longest request is cut into pieces about the shortest's length
+  int64_t const s1 = std::min<int64_t>(cdiv(max_len, min_len), plan.max_splits);
+  int64_t const c1 = cdiv(max_len, s1);
+  // 3.-5. splits so the grid fills the GPU, growing with log2 of the length
+  int64_t const cores =
+      static_cast<int64_t>(plan.num_sms * std::max(std::log2(static_cast<double>(max_len) / 64.0), 1.0));
+  int const group = plan.num_q_heads / plan.num_kv_heads;
+  int64_t const per_request = group == 1 ? plan.num_q_heads : cdiv(plan.num_q_heads, std::min(16, group));
+  int64_t const grid = static_cast<int64_t>(lens.size()) * per_request;
+  int64_t const s2 = std::min<int64_t>(cdiv(cores, grid), plan.max_splits);
+  int64_t const c2 = cdiv(max_len, s2);
+  // 6.
+  for (size_t b = 0; b < lens.size(); ++b) {
+    int64_t const len = std::max<int32_t>(lens[b], 1);
+    splits[b] = static_cast<int32_t>(std::max(cdiv(len, c1), cdiv(len, c2)));
+  }
+  return splits;
+}
+
+void build_decode_metadata(DecodeMetadataCase const& in, DecodeMetadataResult& out) {
+  int64_t const batch = static_cast<int64_t>(in.seq_lens.size());
+  int64_t const max_context = in.req_to_token.cols;
+  int shift = 0;
+  while ((1 << shift) < in.page_size) ++shift;
+
+  out.cache_seqlens.assign(batch, 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    out.cache_seqlens[b] =
+        static_cast<int32_t>(clamp_len(in.seq_lens[b] + in.seq_len_delta, max_context, out.error_flags));
+  }
+  write_prefix(out.cache_seqlens, out.cu_seqlens_k);
+  if (in.plan_splits) out.num_kv_splits = plan_kv_splits(out.cache_seqlens, in.plan);
+
+  int64_t const swa_size = static_cast<int64_t>(in.full_to_swa.size());
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t const num_pages = cdiv(out.cache_seqlens[b], in.page_size);
+    int64_t row = in.req_pool_indices[b];
+    if (row < 0 || row >= in.req_to_token.rows) {
+      if (num_pages > 0) out.error_flags |= kPoolIndex;
+      row = 0;
+    }
+    for (int64_t j = 0; j < num_pages; ++j) {
+      int32_t const slot = in.req_to_token.at(row, j * in.page_size);
+      out.page_table.at(b, j) = slot >> shift;
+      if (swa_size > 0) {
+        int64_t const idx = slot < 0 ? slot + swa_size : slot;  // -1 reads the last entry
+        int64_t swa = 0;
+        if (idx >= 0 && idx < swa_size) {
+          swa = in.full_to_swa[idx];
+        } else {
+          out.error_flags |= kSwaSlot;
+        }
+        out.swa_page_table.at(b, j) = static_cast<int32_t>(swa >> shift);
+      }
+    }
+    for (int64_t j = num_pages; j < in.fill_columns; ++j) {
+      out.page_table.at(b, j) = 0;
+      if (swa_size > 0) out.swa_page_table.at(b, j) = 0;
+    }
+  }
+}
+
+void build_spec_page_table(SpecPageTableCase const& in, SpecPageTableResult& out) {
+  int64_t const rows = in.committed.rows * in.num_draft_tokens;
+  int64_t const max_cols = out.page_table.cols;
+  bool const lens_per_row = static_cast<int64_t>(in.committed_lens.size()) == rows && in.num_draft_tokens > 1;
+  out.cache_seqlens.assign(rows, 0);
+  for (int64_t m = 0; m < rows; ++m) {
+    int64_t const a_row = m / in.num_draft_tokens;
+    int64_t const len_a = clamp_len(in.committed_lens[lens_per_row ? m : a_row], max_cols, out.error_flags);
+    int64_t const len_b = clamp_len(in.draft_lens[m], max_cols - len_a, out.error_flags);
+    int64_t const start = in.start.empty() ? 0 : in.start[m];
+    for (int64_t n = 0; n < len_a; ++n) {
+      int64_t const src = start + n;
+      out.page_table.at(m, n) = (src >= 0 && src < in.committed.cols) ? in.committed.at(a_row, src) : 0;
+    }
+    for (int64_t n = 0; n < len_b; ++n) {
+      out.page_table.at(m, len_a + n) = n < in.draft.cols ? in.draft.at(m, n) : 0;
+    }
+    out.cache_seqlens[m] = static_cast<int32_t>(len_a + len_b);
+  }
+  write_prefix(out.cache_seqlens, out.cu_seqlens_k);
+}
+
+}  // namespace baton::ref
