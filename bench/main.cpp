@@ -1,1 +1,39 @@
-int main(){return 0;}
+// baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
+//
+//   baton-bench metadata [--json FILE] [--quick]
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "metadata_bench.h"
+
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: baton-bench <subcommand> [--json FILE] [--quick]\n"
+               "subcommands:\n"
+               "  metadata   build_decode_metadata vs the multi-launch baseline\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  std::string const sub = argv[1];
+  baton::bench::BenchOptions opt;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) {
+      opt.json_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--quick")) {
+      opt.quick = true;
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return usage();
+    }
+  }
+  if (sub == "metadata") return baton::bench::run_metadata_bench(opt);
+  std::fprintf(stderr, "unknown subcommand %s\n", sub.c_str());
+  return usage();
+}

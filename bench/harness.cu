@@ -1,0 +1,147 @@
+#include "harness.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#ifndef BATON_GIT_REV
+#define BATON_GIT_REV "unknown"
+#endif
+
+namespace baton::bench {
+namespace {
+
+constexpr size_t kFlushBytes = size_t(256) << 20;
+
+__global__ void overwrite(int4* p, size_t n, int v) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    p[i] = make_int4(v, v, v, v);
+  }
+}
+
+Timing summarize(std::vector<double> v) {
+  Timing t;
+  if (v.empty()) return t;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
+  t.median_us = at(0.5);
+  t.p10_us = at(0.1);
+  t.p90_us = at(0.9);
+  t.ok = true;
+  return t;
+}
+
+bool capture(cudaStream_t stream, Enqueue const& call, int calls, cudaGraphExec_t* exec) {
+  cudaGraph_t graph;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return false;
+  bool ok = true;
+  for (int i = 0; i < calls && ok; ++i) ok = call(stream, i);
+  cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  if (!ok || end != cudaSuccess) return false;
+  ok = cudaGraphInstantiate(exec, graph, 0) == cudaSuccess;
+  cudaGraphDestroy(graph);
+  return ok;
+}
+
+}  // namespace
+
+Timer::Timer() {
+  cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+  cudaEventCreate(&start_);
+  cudaEventCreate(&stop_);
+  cudaMalloc(&flush_, kFlushBytes);
+}
+
+Timer::~Timer() {
+  cudaFree(flush_);
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+  cudaStreamDestroy(stream_);
+}
+
+Timing Timer::in_graph_per_call(Enqueue const& call, int calls_per_graph, int replays) {
+  cudaGraphExec_t exec;
+  if (!capture(stream_, call, calls_per_graph, &exec)) return {};
+  std::vector<double> us;
+  for (int r = 0; r < replays + 3; ++r) {  // 3 warm-up replays
+    cudaEventRecord(start_, stream_);
+    cudaGraphLaunch(exec, stream_);
+    cudaEventRecord(stop_, stream_);
+    if (cudaEventSynchronize(stop_) != cudaSuccess) break;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start_, stop_);
+    if (r >= 3) us.push_back(1000.0 * ms / calls_per_graph);
+  }
+  cudaGraphExecDestroy(exec);
+  return cudaGetLastError() == cudaSuccess ? summarize(us) : Timing{};
+}
+
+Timing Timer::cold_single_call(Enqueue const& call, int replays) {
+  cudaGraphExec_t exec;
+  if (!capture(stream_, call, 1, &exec)) return {};
+  std::vector<double> us;
+  size_t const n = kFlushBytes / sizeof(int4);
+  for (int r = 0; r < replays + 3; ++r) {
+    overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
+    cudaEventRecord(start_, stream_);
+    cudaGraphLaunch(exec, stream_);
+    cudaEventRecord(stop_, stream_);
+    if (cudaEventSynchronize(stop_) != cudaSuccess) break;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start_, stop_);
+    if (r >= 3) us.push_back(1000.0 * ms);
+  }
+  cudaGraphExecDestroy(exec);
+  return cudaGetLastError() == cudaSuccess ? summarize(us) : Timing{};
+}
+
+Timing Timer::eager(Enqueue const& call, int calls, int repeats) {
+  for (int i = 0; i < 20; ++i) call(stream_, i);  // warm-up
+  cudaStreamSynchronize(stream_);
+  std::vector<double> us;
+  for (int r = 0; r < repeats; ++r) {
+    cudaEventRecord(start_, stream_);
+    for (int i = 0; i < calls; ++i) {
+      if (!call(stream_, i)) return {};
+    }
+    cudaEventRecord(stop_, stream_);
+    if (cudaEventSynchronize(stop_) != cudaSuccess) return {};
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start_, stop_);
+    us.push_back(1000.0 * ms / calls);
+  }
+  return cudaGetLastError() == cudaSuccess ? summarize(us) : Timing{};
+}
+
+GpuReport describe_gpu() {
+  GpuReport r;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
+    r.name = prop.name;
+    r.num_sms = prop.multiProcessorCount;
+    r.l2_bytes = prop.l2CacheSize;
+  }
+  r.clocks = "n/a";
+  if (FILE* f = popen("nvidia-smi --query-gpu=clocks.sm,clocks.mem,clocks.max.sm --format=csv,noheader 2>/dev/null", "r")) {
+    char buf[256] = {};
+    if (fgets(buf, sizeof buf, f)) {
+      r.clocks = buf;
+      while (!r.clocks.empty() && (r.clocks.back() == '\n' || r.clocks.back() == '\r')) r.clocks.pop_back();
+      r.clocks = "sm, mem, max sm: " + r.clocks;
+    }
+    pclose(f);
+  }
+  r.revision = BATON_GIT_REV;
+  return r;
+}
+
+std::string fmt(double value, int digits) {
+  if (value <= 0) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  return buf;
+}
+
+}  // namespace baton::bench

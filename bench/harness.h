@@ -1,0 +1,53 @@
+// Timing methods of ../shared/BENCHMARKS.md, shared by every baton-bench subcommand.
+//
+//   in_graph_per_call: N calls captured back to back in one CUDA graph; replay, divide by N,
+//                      median (p10, p90) over replays. What a layer costs inside a step graph.
+//   cold_single_call:  a graph of one call; before each replay a kernel overwrites a 256 MB
+//                      buffer (L2 cold); events around the replay only; median of 200.
+//   eager:             N launches from C++ between two events, divided by N.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace baton::bench {
+
+// Enqueues call number `i` (0-based) on `stream`; returns false on failure.
+using Enqueue = std::function<bool(cudaStream_t stream, int i)>;
+
+struct Timing {
+  double median_us = 0, p10_us = 0, p90_us = 0;
+  bool ok = false;
+};
+
+class Timer {
+ public:
+  Timer();
+  ~Timer();
+  Timing in_graph_per_call(Enqueue const& call, int calls_per_graph = 50, int replays = 30);
+  Timing cold_single_call(Enqueue const& call, int replays = 200);
+  Timing eager(Enqueue const& call, int calls = 200, int repeats = 10);
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  void* flush_ = nullptr;  // 256 MB
+};
+
+struct GpuReport {
+  std::string name;
+  int num_sms = 0;
+  size_t l2_bytes = 0;
+  std::string clocks;  // as nvidia-smi reads them now, or "n/a"
+  std::string revision;
+};
+GpuReport describe_gpu();
+
+// `value` with `digits` decimals, or "-" when not measured.
+std::string fmt(double value, int digits = 2);
+
+}  // namespace baton::bench

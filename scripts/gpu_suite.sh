@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure + build (release preset), every test, a memcheck
+# pass over the kernel tests, then the benchmarks. Full logs go to $OUT (or ./gpu-logs);
+# the last lines printed are the short summary.
+#   scripts/gpu_suite.sh [bench-subcommand ...]     (default: metadata)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+benches=("${@:-metadata}")
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
+cmake --preset release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+cmake --build --preset release -j16 > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -40; exit 1; }
+
+ctest --preset release -j8 > "$out/ctest.log" 2>&1
+test_rc=$?
+
+compute-sanitizer --tool memcheck --error-exitcode 3 build/release/tests/baton_gpu_tests \
+  --gtest_filter='DecodeMetadata.*:Seeded/SpecPageTable.*:PlanKvSplits.*:*ps1_b7_*:*ps256_b1000_*' \
+  > "$out/memcheck.log" 2>&1
+memcheck_rc=$?
+
+for b in "${benches[@]}"; do
+  build/release/bench/baton-bench "$b" --json "$out/bench_$b.jsonl" > "$out/bench_$b.txt" 2>&1
+done
+
+echo "== ctest (rc $test_rc)"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | head -30
+echo "== memcheck (rc $memcheck_rc)"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck.log" | tail -3
+for b in "${benches[@]}"; do echo "== bench $b"; cat "$out/bench_$b.txt"; done
+exit $test_rc
