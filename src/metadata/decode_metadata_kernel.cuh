@@ -11,12 +11,13 @@
 // Grid map (1-D, fixed by capacities so a captured graph never changes):
 //   CTA 0          -> lengths, prefix sum, split plan (one CTA scans the whole batch).
 //   CTAs 1..G-1    -> page-table work items, item = chunk * batch_size + b, strided by G-1:
-//                     each item is kColsPerItem (2048) columns of one row. Items past the
+//                     each item is kColsPerItem (4096) columns of one row. Items past the
 //                     request's page count exit after one length load, so a table sized for
 //                     128K tokens costs little when the batch is short.
 //   kVec path (page_size 1, unit column strides, 16-byte aligned rows): each thread moves
-//   8 consecutive columns with two 16-byte loads and stores. Otherwise each thread handles
-//   8 columns strided by 256 (coalesced stores; loads strided by page_size).
+//   16 consecutive columns with four 16-byte loads, all in flight before the stores.
+//   Otherwise each thread handles 16 columns strided by 256 (coalesced stores; loads strided
+//   by page_size), again all loads first.
 //
 // Bytes: reads 4 B per page of req_to_token (one 32-byte sector per page when page_size >=
 // 8), writes 4 B per page-table entry; 256 x 16K at page 1 is 16 MB + 16 MB, ~8 us at 4 TB/s.
@@ -106,12 +107,14 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t item = blockIdx.x - 1; item < p.num_items; item += gridDim.x - 1) {
     int const b = static_cast<int>(item % p.batch_size);
     int64_t const col0 = (item / p.batch_size) * kColsPerItem;
-    int64_t const len = DecodeLength{p, nullptr}(b);  // CTA 0 reports clamping
+    // Both loads issue together: the row load no longer waits for the length.
+    int64_t const raw_len = p.seq_lens.load(b);
+    int64_t row = p.req_pool_indices.load(b);
+    int64_t const len = clamp_length(raw_len + p.seq_len_delta, p.max_context, nullptr);  // CTA 0 reports
     int64_t const num_pages = (len + (int64_t(1) << p.page_shift) - 1) >> p.page_shift;
     int64_t const cols_end = num_pages > p.fill_columns ? num_pages : p.fill_columns;
     if (col0 >= cols_end) continue;  // uniform across the CTA
 
-    int64_t row = p.req_pool_indices.load(b);
     if (row < 0 || row >= p.num_rows) {  // clamp to row 0, report
       if (threadIdx.x == 0 && num_pages > 0) set_error(p.error_flags, 1 << 2);
       row = 0;
@@ -122,16 +125,22 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kVec) {
       int64_t const c = col0 + threadIdx.x * kColsPerThread;
       if (c + kColsPerThread <= num_pages) {
-        int4 const lo = reinterpret_cast<int4 const*>(src + c)[0];
-        int4 const hi = reinterpret_cast<int4 const*>(src + c)[1];
+        constexpr int kVecs = kColsPerThread / 4;
+        int4 v[kVecs];
+#pragma unroll
+        for (int k = 0; k < kVecs; ++k) v[k] = reinterpret_cast<int4 const*>(src + c)[k];
         if (p.swa_page_table == nullptr) {  // page_shift == 0 on this path
           int4* dst = reinterpret_cast<int4*>(p.page_table + b * p.pt_row_stride + c);
-          dst[0] = lo;
-          dst[1] = hi;
-        } else {
-          int32_t const v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-          for (int k = 0; k < kColsPerThread; ++k) write_entry(p, b, c + k, v[k], swa_bad);
+          for (int k = 0; k < kVecs; ++k) dst[k] = v[k];
+        } else {
+#pragma unroll
+          for (int k = 0; k < kVecs; ++k) {
+            write_entry(p, b, c + 4 * k + 0, v[k].x, swa_bad);
+            write_entry(p, b, c + 4 * k + 1, v[k].y, swa_bad);
+            write_entry(p, b, c + 4 * k + 2, v[k].z, swa_bad);
+            write_entry(p, b, c + 4 * k + 3, v[k].w, swa_bad);
+          }
         }
       } else {
 #pragma unroll
