@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "baton/metadata.h"
+#include "common/pdl.cuh"
 #include "harness.h"
 #include "metadata_bench.h"
 #include "report.h"
+#include "runtime/launch.h"
 
 namespace baton::bench {
 namespace {
@@ -46,6 +48,15 @@ __global__ void shift_right(int32_t const* in, int32_t* out, int64_t n, int shif
 __global__ void copy_into(int32_t const* in, int32_t* out, int64_t n) {
   int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (i < n) out[i] = in[i];
+}
+
+// The floor: a kernel that only waits and triggers, launched the way baton launches.
+struct EmptyParams {
+  int unused;
+};
+__global__ void empty_kernel(__grid_constant__ EmptyParams const) {
+  wait_on_prior_grid();
+  allow_next_grid();
 }
 
 template <class T>
@@ -83,9 +94,20 @@ int run_metadata_bench(BenchOptions const& opt) {
       for (int page : {1, 64}) shapes.push_back({batch, context, page});
   if (opt.quick) shapes = {{1, 1024, 1}, {8, 4096, 1}, {256, 4096, 64}, {256, 16384, 1}};
 
+  Timer timer;
+  auto empty = [](PdlMode pdl) {
+    return [pdl](cudaStream_t stream, int) {
+      return detail::launch(empty_kernel, {"empty", true}, {dim3(1), dim3(32)}, {stream, pdl}, EmptyParams{})
+          .is_ok();
+    };
+  };
+  Timing floor_on = timer.in_graph_per_call(empty(PdlMode::kOn), 48);
+  Timing floor_off = timer.in_graph_per_call(empty(PdlMode::kOff), 48);
+  std::printf("floor: empty kernel in-graph per call %s us with PDL, %s us without\n", fmt(floor_on.median_us).c_str(),
+              fmt(floor_off.median_us).c_str());
+
   Table table({"batch", "ctx", "page", "fused graph us", "PDL off", "cold us", "eager us", "eager PDL off",
                "baseline graph us", "speedup", "GB/s", "target us"});
-  Timer timer;
   std::mt19937_64 rng(1);
   for (Shape const& s : shapes) {
     int64_t const max_pages = s.context / s.page;

@@ -78,9 +78,11 @@ class DeviceBuffer {
     if (n_) EXPECT_EQ(cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return host;
   }
-  // Every byte set to `byte` (0xFF: int -1, float NaN).
+  // Every byte set to `byte` (0xFF: int -1, float NaN); complete when this returns, so it
+  // is ordered before work on any stream.
   void poison(uint8_t byte = 0xFF) {
     if (n_) EXPECT_EQ(cudaMemset(ptr_, byte, n_ * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   T* get() const { return ptr_; }
   size_t size() const { return n_; }
