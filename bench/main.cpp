@@ -1,6 +1,6 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
-//   baton-bench metadata [--json FILE] [--quick]
+//   baton-bench metadata [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,7 +11,7 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: baton-bench <subcommand> [--json FILE] [--quick]\n"
+               "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n");
   return 2;
@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) {
       opt.json_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%d,%d,%d", &opt.shape[0], &opt.shape[1], &opt.shape[2]) != 3) return usage();
     } else if (!std::strcmp(argv[i], "--quick")) {
       opt.quick = true;
     } else {

@@ -93,6 +93,7 @@ int run_metadata_bench(BenchOptions const& opt) {
     for (int64_t context : {1024, 4096, 16384})
       for (int page : {1, 64}) shapes.push_back({batch, context, page});
   if (opt.quick) shapes = {{1, 1024, 1}, {8, 4096, 1}, {256, 4096, 64}, {256, 16384, 1}};
+  if (opt.shape[0] > 0) shapes = {{opt.shape[0], opt.shape[1], opt.shape[2]}};
 
   Timer timer;
   auto empty = [](PdlMode pdl) {

@@ -1,5 +1,7 @@
 // build_decode_metadata host adapter: validate -> configure -> launch.
 #include <cstdint>
+#include <climits>
+#include <string>
 
 #include "baton/device_info.h"
 #include "baton/metadata.h"
@@ -35,7 +37,12 @@ Status build_decode_metadata(DecodeMetadataArgs const& a, LaunchOptions const& o
   p.fill_columns = a.fill_columns;
   int64_t const pages_needed = (p.max_context + a.page_size - 1) / a.page_size;
   int64_t const cols = pages_needed > a.fill_columns ? pages_needed : a.fill_columns;
-  p.num_items = p.batch_size * ((cols + metadata::kColsPerItem - 1) / metadata::kColsPerItem);
+  int64_t const num_items = int64_t(p.batch_size) * ((cols + metadata::kColsPerItem - 1) / metadata::kColsPerItem);
+  if (num_items > INT32_MAX) {
+    return Status::invalid_argument("build_decode_metadata: batch_size " + std::to_string(p.batch_size) + " x " +
+                                    std::to_string(cols) + " page columns is too large");
+  }
+  p.num_items = static_cast<int>(num_items);
   p.cache_seqlens = static_cast<int32_t*>(a.cache_seqlens.data);
   p.cu_seqlens_k = static_cast<int32_t*>(a.cu_seqlens_k.data);
   p.page_table = static_cast<int32_t*>(a.page_table.data);
@@ -60,10 +67,11 @@ Status build_decode_metadata(DecodeMetadataArgs const& a, LaunchOptions const& o
                    (p.pt_col_stride == 1 || p.max_pages <= 1) && p.pt_row_stride % 4 == 0 &&
                    aligned16(p.page_table);
 
-  detail::LaunchConfig config{metadata::grid_for_items(p.num_items, info), dim3(metadata::kThreads)};
   detail::KernelTraits traits{"build_decode_metadata", /*waits_on_prior_grid=*/true};
-  return vec ? detail::launch(metadata::decode_metadata_kernel<true>, traits, config, options, p)
-             : detail::launch(metadata::decode_metadata_kernel<false>, traits, config, options, p);
+  auto* kernel = vec ? metadata::decode_metadata_kernel<true> : metadata::decode_metadata_kernel<false>;
+  detail::LaunchConfig config{dim3(1), dim3(metadata::kThreads)};
+  BATON_RETURN_IF_ERROR(metadata::grid_for_items(kernel, traits, p.num_items, info, &config.grid));
+  return detail::launch(kernel, traits, config, options, p);
 }
 
 }  // namespace baton

@@ -11,12 +11,12 @@
 // Grid map (1-D, fixed by capacities so a captured graph never changes):
 //   CTA 0          -> lengths, prefix sum, split plan (one CTA scans the whole batch).
 //   CTAs 1..G-1    -> page-table work items, item = chunk * batch_size + b, strided by G-1:
-//                     each item is kColsPerItem (4096) columns of one row. Items past the
+//                     each item is kColsPerItem (2048) columns of one row. Items past the
 //                     request's page count exit after one length load, so a table sized for
 //                     128K tokens costs little when the batch is short.
 //   kVec path (page_size 1, unit column strides, 16-byte aligned rows): each thread moves
-//   16 consecutive columns with four 16-byte loads, all in flight before the stores.
-//   Otherwise each thread handles 16 columns strided by 256 (coalesced stores; loads strided
+//   8 consecutive columns with two 16-byte loads, both in flight before the stores.
+//   Otherwise each thread handles 8 columns strided by 256 (coalesced stores; loads strided
 //   by page_size), again all loads first.
 //
 // Bytes: reads 4 B per page of req_to_token (one 32-byte sector per page when page_size >=
@@ -50,7 +50,7 @@ struct DecodeMetadataParams {
   int page_shift;              // log2(page_size)
   int64_t max_pages;           // page_table columns
   int64_t fill_columns;        // 0: untouched past a request's pages
-  int64_t num_items;           // batch_size * ceil(max(max_pages needed, fill) / kColsPerItem)
+  int num_items;               // batch_size * ceil(max(max_pages needed, fill) / kColsPerItem)
   int32_t* cache_seqlens;      // [batch_size]
   int32_t* cu_seqlens_k;       // [batch_size + 1]
   int32_t* page_table;         // [batch_size, max_pages]
@@ -104,9 +104,9 @@ __global__ void __launch_bounds__(kThreads)
     return;
   }
 
-  for (int64_t item = blockIdx.x - 1; item < p.num_items; item += gridDim.x - 1) {
-    int const b = static_cast<int>(item % p.batch_size);
-    int64_t const col0 = (item / p.batch_size) * kColsPerItem;
+  for (int item = blockIdx.x - 1; item < p.num_items; item += gridDim.x - 1) {  // 32-bit: cheap div
+    int const b = item % p.batch_size;
+    int64_t const col0 = int64_t(item / p.batch_size) * kColsPerItem;
     // Both loads issue together: the row load no longer waits for the length.
     int64_t const raw_len = p.seq_lens.load(b);
     int64_t row = p.req_pool_indices.load(b);

@@ -9,15 +9,23 @@
 #include "baton/metadata.h"
 #include "metadata/metadata_common.cuh"
 #include "metadata/validate.h"
+#include "runtime/launch.h"
 
 namespace baton::metadata {
 
-// One length/scan CTA plus page-table CTAs: one per work item up to 8 resident CTAs per SM
-// (256 threads each fill an SM), after which CTAs loop over items.
-inline dim3 grid_for_items(int64_t num_items, DeviceInfo const& info) {
-  int64_t const resident = int64_t(info.num_sms) * 8;
+// One length/scan CTA plus the page-table CTAs: one per work item, up to what is resident
+// on the whole GPU at once; past that, CTAs loop over items (queued CTAs would only add a
+// second wave with a tail).
+template <class Params>
+Status grid_for_items(void (*kernel)(Params), detail::KernelTraits const& traits, int64_t num_items,
+                      DeviceInfo const& info, dim3* grid) {
+  int per_sm = 1;
+  BATON_RETURN_IF_ERROR(
+      detail::resident_ctas_per_sm(reinterpret_cast<void const*>(kernel), traits, kThreads, 0, &per_sm));
+  int64_t const resident = int64_t(info.num_sms) * per_sm - 1;
   int64_t const table_ctas = num_items < resident ? num_items : resident;
-  return dim3(static_cast<unsigned>(1 + table_ctas));
+  *grid = dim3(static_cast<unsigned>(1 + table_ctas));
+  return Status::ok();
 }
 
 inline SplitPlanDevice make_split_plan(SplitPlanParams const& plan, DeviceInfo const& info, TensorView const& out) {

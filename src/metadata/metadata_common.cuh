@@ -9,7 +9,8 @@
 namespace baton::metadata {
 
 constexpr int kThreads = 256;        // every metadata kernel uses 256-thread CTAs
-constexpr int kColsPerThread = 16;   // page-table columns one thread writes per work item
+constexpr int kColsPerThread = 8;    // page-table columns one thread writes per work item
+// (16 measured slower on H200: more registers, fewer resident CTAs; see docs/benchmarking.md)
 constexpr int kColsPerItem = kThreads * kColsPerThread;
 
 // Split-heuristic inputs with the per-request grid precomputed on the host.

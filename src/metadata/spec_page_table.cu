@@ -1,4 +1,7 @@
 // build_spec_page_table host adapter: validate -> configure -> launch.
+#include <climits>
+#include <string>
+
 #include "baton/device_info.h"
 #include "baton/metadata.h"
 #include "metadata/launch_config.h"
@@ -31,7 +34,12 @@ Status build_spec_page_table(SpecPageTableArgs const& a, LaunchOptions const& op
   p.width_b = a.draft.shape[1];
   p.draft_lens = index(a.draft_lens);
   p.max_cols = a.page_table.shape[1];
-  p.num_items = int64_t(p.rows) * ((p.max_cols + metadata::kColsPerItem - 1) / metadata::kColsPerItem);
+  int64_t const num_items = int64_t(p.rows) * ((p.max_cols + metadata::kColsPerItem - 1) / metadata::kColsPerItem);
+  if (num_items > INT32_MAX) {
+    return Status::invalid_argument("build_spec_page_table: " + std::to_string(p.rows) + " rows x " +
+                                    std::to_string(p.max_cols) + " columns is too large");
+  }
+  p.num_items = static_cast<int>(num_items);
   p.page_table = static_cast<int32_t*>(a.page_table.data);
   p.pt_row_stride = a.page_table.stride[0];
   p.pt_col_stride = a.page_table.stride[1];
@@ -41,8 +49,10 @@ Status build_spec_page_table(SpecPageTableArgs const& a, LaunchOptions const& op
 
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
-  detail::LaunchConfig config{metadata::grid_for_items(p.num_items, info), dim3(metadata::kThreads)};
   detail::KernelTraits traits{"build_spec_page_table", /*waits_on_prior_grid=*/true};
+  detail::LaunchConfig config{dim3(1), dim3(metadata::kThreads)};
+  BATON_RETURN_IF_ERROR(
+      metadata::grid_for_items(metadata::spec_page_table_kernel<true>, traits, p.num_items, info, &config.grid));
   return detail::launch(metadata::spec_page_table_kernel<true>, traits, config, options, p);
 }
 

@@ -37,7 +37,7 @@ struct SpecPageTableParams {
   int num_draft_tokens;        // R
   int rows;                    // batch_size * R
   int64_t max_cols;            // page_table columns
-  int64_t num_items;
+  int num_items;
   int32_t* page_table;         // [rows, max_cols]
   int64_t pt_row_stride, pt_col_stride;
   int32_t* cache_seqlens;      // [rows]
@@ -77,9 +77,9 @@ __global__ void __launch_bounds__(kThreads)
     write_lengths(p.rows, SpecLength{p}, p.cache_seqlens, p.cu_seqlens_k, SplitPlanDevice{});
     return;
   }
-  for (int64_t item = blockIdx.x - 1; item < p.num_items; item += gridDim.x - 1) {
-    int const m = static_cast<int>(item % p.rows);
-    int64_t const col0 = (item / p.rows) * kColsPerItem;
+  for (int item = blockIdx.x - 1; item < p.num_items; item += gridDim.x - 1) {
+    int const m = item % p.rows;
+    int64_t const col0 = int64_t(item / p.rows) * kColsPerItem;
     SpecRow const r = spec_row(p, m, nullptr);  // CTA 0 reports clamping
     int64_t const total = r.len_a + r.len_b;
     if (col0 >= total) continue;  // uniform across the CTA

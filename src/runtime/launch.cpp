@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "baton/device_info.h"
@@ -48,6 +49,26 @@ Status binary_version(int device, void const* func, char const* name, int* versi
 }
 
 }  // namespace
+
+Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int threads, size_t smem_bytes,
+                            int* ctas) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return cuda_status(err, "cudaGetDevice", traits.name);
+  static std::mutex mutex;
+  static std::map<std::tuple<int, void const*, int, size_t>, int> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_tuple(device, func, threads, smem_bytes);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    int n = 0;
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, func, threads, smem_bytes);
+    if (err != cudaSuccess) return cuda_status(err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", traits.name);
+    it = cache.emplace(key, n < 1 ? 1 : n).first;
+  }
+  *ctas = it->second;
+  return Status::ok();
+}
 
 Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions const& options,
                     bool* use_pdl) {

@@ -33,6 +33,10 @@ struct LaunchConfig {
 Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions const& options,
                     bool* use_pdl);
 
+// How many CTAs of `func` fit on one SM at `threads` threads (cudaOccupancy..., cached).
+Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int threads, size_t smem_bytes,
+                            int* ctas);
+
 // Launches `func` with `args` (an array of pointers to each kernel argument).
 Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig const& config,
                      void** args, LaunchOptions const& options);
