@@ -134,12 +134,8 @@ __device__ __forceinline__ void write_columns(DecodeMetadataParams const& p, Ite
 }
 
 template <bool kVec, bool kWait = true>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kVec ? 8 : 4)
     decode_metadata_kernel(__grid_constant__ DecodeMetadataParams const p) {
-  // Kernel parameters are by-value and step-invariant (rule 1): touch the ones on the
-  // critical path before the wait so their constant-cache misses overlap it.
-  asm volatile("" ::"l"(p.seq_lens.data), "l"(p.req_pool_indices.data), "l"(p.req_to_token),
-               "l"(p.page_table), "r"(p.num_items), "r"(p.batch_size));
   // kWait = false exists only for the race harness's mutation test (tests/gpu).
   if constexpr (kWait) wait_on_prior_grid();
   allow_next_grid();  // next: qk_norm_rope_append / attention (they wait for completion)
@@ -153,39 +149,29 @@ __global__ void __launch_bounds__(kThreads)
   bool swa_bad = false;
 
   if constexpr (kVec) {
-    // Two items per pass, all four 16-byte loads per thread in flight before any store.
     constexpr int kVecs = kColsPerThread / 4;
-    for (int item = blockIdx.x - 1; item < p.num_items; item += 2 * stride) {
-      Item const it[2] = {open_item(p, item), open_item(p, item + stride)};
-      int4 v[2][kVecs];
-      bool full[2];
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        int64_t const c = it[u].col0 + threadIdx.x * kColsPerThread;
-        full[u] = it[u].active && c + kColsPerThread <= it[u].num_pages;
-        if (full[u]) {
-#pragma unroll
-          for (int k = 0; k < kVecs; ++k) v[u][k] = reinterpret_cast<int4 const*>(it[u].src + c)[k];
-        }
+    for (int item = blockIdx.x - 1; item < p.num_items; item += stride) {
+      Item const it = open_item(p, item);
+      if (!it.active) continue;
+      int64_t const c = it.col0 + threadIdx.x * kColsPerThread;
+      if (c + kColsPerThread > it.num_pages) {  // the row's tail and the fill region
+        write_columns(p, it, c, 1, swa_bad);
+        continue;
       }
+      int4 v[kVecs];
 #pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        if (!it[u].active) continue;
-        int64_t const c = it[u].col0 + threadIdx.x * kColsPerThread;
-        if (!full[u]) {
-          write_columns(p, it[u], c, 1, swa_bad);
-        } else if (p.swa_page_table == nullptr) {  // page_shift == 0 on this path
-          int4* dst = reinterpret_cast<int4*>(p.page_table + it[u].b * p.pt_row_stride + c);
+      for (int k = 0; k < kVecs; ++k) v[k] = reinterpret_cast<int4 const*>(it.src + c)[k];
+      if (p.swa_page_table == nullptr) {  // page_shift == 0 on this path
+        int4* dst = reinterpret_cast<int4*>(p.page_table + it.b * p.pt_row_stride + c);
 #pragma unroll
-          for (int k = 0; k < kVecs; ++k) dst[k] = v[u][k];
-        } else {
+        for (int k = 0; k < kVecs; ++k) dst[k] = v[k];
+      } else {
 #pragma unroll
-          for (int k = 0; k < kVecs; ++k) {
-            write_entry(p, it[u].b, c + 4 * k + 0, v[u][k].x, swa_bad);
-            write_entry(p, it[u].b, c + 4 * k + 1, v[u][k].y, swa_bad);
-            write_entry(p, it[u].b, c + 4 * k + 2, v[u][k].z, swa_bad);
-            write_entry(p, it[u].b, c + 4 * k + 3, v[u][k].w, swa_bad);
-          }
+        for (int k = 0; k < kVecs; ++k) {
+          write_entry(p, it.b, c + 4 * k + 0, v[k].x, swa_bad);
+          write_entry(p, it.b, c + 4 * k + 1, v[k].y, swa_bad);
+          write_entry(p, it.b, c + 4 * k + 2, v[k].z, swa_bad);
+          write_entry(p, it.b, c + 4 * k + 3, v[k].w, swa_bad);
         }
       }
     }

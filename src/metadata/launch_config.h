@@ -22,8 +22,10 @@ Status grid_for_items(void (*kernel)(Params), detail::KernelTraits const& traits
   int per_sm = 1;
   BATON_RETURN_IF_ERROR(
       detail::resident_ctas_per_sm(reinterpret_cast<void const*>(kernel), traits, kThreads, 0, &per_sm));
-  int64_t const resident = int64_t(info.num_sms) * per_sm - 1;
-  int64_t const table_ctas = num_items < resident ? num_items : resident;
+  // Up to 4 waves, the hardware scheduler balances CTAs of uneven finish times; past that
+  // each CTA loops over items.
+  int64_t const cap = 4 * int64_t(info.num_sms) * per_sm;
+  int64_t const table_ctas = num_items < cap ? num_items : cap;
   *grid = dim3(static_cast<unsigned>(1 + table_ctas));
   return Status::ok();
 }
