@@ -1,6 +1,6 @@
 // Device side of the PDL contract (pdl-contract.md, docs/pdl.md).
 //
-// wait_on_prior_grid(): griddepcontrol.wait -- blocks until the whole previous grid in the
+// wait_on_prior_grid(): the PDL wait instruction -- blocks until the whole previous grid in the
 //   stream has completed and its memory is visible. A no-op when the kernel was launched
 //   without the PDL attribute. The "memory" clobber keeps the compiler from hoisting loads
 //   above it (rule 3).

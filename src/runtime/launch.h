@@ -1,10 +1,10 @@
-// The launch helper: the only place in baton that builds a cudaLaunchKernelEx config.
+// The launch helper: the only place in baton that launches kernels (extended launch API).
 //
 // PDL (cudaLaunchAttributeProgrammaticStreamSerialization) is requested only when all hold
 // (pdl-contract.md rule 5, docs/pdl.md):
 //   - the options ask for it (PdlMode::kAuto or kOn);
 //   - BATON_PDL is not "0" in the environment;
-//   - the kernel declares that it waits (griddepcontrol.wait before its first dependent
+//   - the kernel declares that it waits (the PDL wait before its first dependent
 //     access) -- KernelTraits::waits_on_prior_grid;
 //   - the device is sm_90+;
 //   - the kernel's compiled binary is sm_90+ (cudaFuncGetAttributes binaryVersion), since
