@@ -180,7 +180,7 @@ int run_metadata_bench(BenchOptions const& opt) {
     Timing cold = timer.cold_single_call(fused(PdlMode::kAuto));
     Timing e_on = timer.eager(fused(PdlMode::kOn));
     Timing e_off = timer.eager(fused(PdlMode::kOff));
-    Timing base = timer.in_graph_per_call(baseline, calls);
+    Timing base = entries > 0 ? timer.in_graph_per_call(baseline, calls) : Timing{};  // --shape B,0,1: scan only
 
     std::string target = "-";
     if (s.batch <= 8) target = "<= 1.3";

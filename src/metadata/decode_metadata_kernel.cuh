@@ -134,7 +134,7 @@ __device__ __forceinline__ void write_columns(DecodeMetadataParams const& p, Ite
 }
 
 template <bool kVec, bool kWait = true>
-__global__ void __launch_bounds__(kThreads, kVec ? 8 : 4)
+__global__ void __launch_bounds__(kThreads, kVec ? 6 : 4)
     decode_metadata_kernel(__grid_constant__ DecodeMetadataParams const p) {
   // kWait = false exists only for the race harness's mutation test (tests/gpu).
   if constexpr (kWait) wait_on_prior_grid();
