@@ -51,6 +51,13 @@ struct DecodeMetadataArgs {
   // written with 0 up to column fill_columns (exclusive, <= max_pages).
   int64_t fill_columns = 0;
   TensorView error_flags;       // optional [1] int32, MetadataError bits OR-ed in
+  // PDL prologue reads. false (default): the kernel reads nothing before its PDL wait, so any
+  // earlier kernel of the step may write the inputs. true: the caller asserts that seq_lens,
+  // req_pool_indices, req_to_token and full_to_swa were written before this step's PDL chain
+  // started (H2D copies, or kernels not PDL-chained to this one); the kernel then loads them
+  // while the previous kernel finishes and waits only before its first write. Outputs are the
+  // same bit for bit; only the overlap changes.
+  bool inputs_written_before_chain = false;
 };
 
 Status build_decode_metadata_supported(DecodeMetadataArgs const& args);

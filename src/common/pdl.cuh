@@ -25,4 +25,25 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
+// Places the wait in kernels that may read step-invariant inputs early. With early_reads
+// false (the default contract) the wait comes before the first read of any input; with
+// early_reads true (the caller asserts the inputs were written before the chain started) it
+// comes before the first write. Every path must call before_write() before it writes or
+// exits, so every CTA waits. kWait = false exists only for the race harness's mutation test.
+template <bool kWait = true>
+struct PdlGate {
+  bool early_reads = false;
+  bool waited = false;
+
+  __device__ __forceinline__ void before_read() {
+    if (!early_reads) before_write();
+  }
+  __device__ __forceinline__ void before_write() {
+    if (!waited) {
+      if constexpr (kWait) wait_on_prior_grid();
+      waited = true;
+    }
+  }
+};
+
 }  // namespace baton

@@ -52,6 +52,7 @@ Status build_decode_metadata(DecodeMetadataArgs const& a, LaunchOptions const& o
   p.swa_row_stride = a.swa_page_table.stride[0];
   p.swa_col_stride = a.swa_page_table.stride[1];
   p.error_flags = static_cast<int32_t*>(a.error_flags.data);
+  p.inputs_written_before_chain = a.inputs_written_before_chain;
 
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));

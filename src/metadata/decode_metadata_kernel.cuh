@@ -22,11 +22,14 @@
 // Bytes: reads 4 B per page of req_to_token (one 32-byte sector per page when page_size >=
 // 8), writes 4 B per page-table entry; 256 x 16K at page 1 is 16 MB + 16 MB, ~8 us at 4 TB/s.
 //
-// PDL contract: every input (seq_lens, req_pool_indices, req_to_token, full_to_swa) may be
-// written by an earlier kernel of the step, so the kernel reads nothing before
-// wait_on_prior_grid(); every CTA waits on every path. It triggers right after the wait: its
-// dependents (qk_norm_rope_append, attention) wait for its completion anyway, so the early
-// trigger only lets their launch and prologue overlap this kernel's gather.
+// PDL contract: by default every input (seq_lens, req_pool_indices, req_to_token,
+// full_to_swa) may be written by an earlier kernel of the step, so nothing is read before
+// wait_on_prior_grid(). With inputs_written_before_chain the caller asserts those inputs were
+// written before the chain started (rule 1's step-invariant data): each CTA then issues its
+// first item's loads before the wait and waits only before its first write. Either way every
+// CTA waits on every path (PdlGate), and clamping faults are reported after the wait. The
+// kernel triggers first thing: its dependents (qk_norm_rope_append, attention) wait for its
+// completion, so the trigger only lets their launch and prologue overlap this kernel.
 #pragma once
 
 #include <cstdint>
@@ -59,19 +62,19 @@ struct DecodeMetadataParams {
   int64_t swa_row_stride, swa_col_stride;
   int32_t* error_flags;        // [1] or null
   SplitPlanDevice plan;
+  bool inputs_written_before_chain;  // reads may precede the PDL wait (see metadata.h)
 };
 
 struct DecodeLength {
   DecodeMetadataParams const& p;
-  int32_t* flags;
-  __device__ int64_t operator()(int b) const {
-    return clamp_length(p.seq_lens.load(b) + p.seq_len_delta, p.max_context, flags);
+  __device__ int64_t operator()(int b, int32_t& bits) const {
+    return clamp_length(p.seq_lens.load(b) + p.seq_len_delta, p.max_context, bits);
   }
 };
 
 // One page-table entry (and its SWA twin) from a token slot.
 __device__ __forceinline__ void write_entry(DecodeMetadataParams const& p, int b, int64_t col,
-                                            int32_t slot, bool& swa_bad) {
+                                            int32_t slot, int32_t& bits) {
   p.page_table[b * p.pt_row_stride + col * p.pt_col_stride] = slot >> p.page_shift;
   if (p.swa_page_table != nullptr) {
     int64_t idx = slot < 0 ? slot + p.swa_map_size : slot;
@@ -79,7 +82,7 @@ __device__ __forceinline__ void write_entry(DecodeMetadataParams const& p, int b
     if (idx >= 0 && idx < p.swa_map_size) {
       swa = p.full_to_swa[idx];
     } else {
-      swa_bad = true;
+      bits |= 1 << 3;
     }
     p.swa_page_table[b * p.swa_row_stride + col * p.swa_col_stride] =
         static_cast<int32_t>(swa >> p.page_shift);
@@ -99,104 +102,104 @@ struct Item {
   int32_t const* src;     // the request's req_to_token row
 };
 
-__device__ __forceinline__ Item open_item(DecodeMetadataParams const& p, int item) {
+__device__ __forceinline__ Item open_item(DecodeMetadataParams const& p, int item, int32_t& bits) {
   Item it{false, 0, 0, 0, nullptr};
-  if (item >= p.num_items) return it;
   it.b = item % p.batch_size;  // 32-bit division: cheap
   it.col0 = int64_t(item / p.batch_size) * kColsPerItem;
   // The length and the row load issue together; the row does not wait for the length.
   int64_t const raw_len = p.seq_lens.load(it.b);
   int64_t row = p.req_pool_indices.load(it.b);
-  int64_t const len = clamp_length(raw_len + p.seq_len_delta, p.max_context, nullptr);  // CTA 0 reports
+  int32_t ignored = 0;  // CTA 0 reports clamped lengths
+  int64_t const len = clamp_length(raw_len + p.seq_len_delta, p.max_context, ignored);
   it.num_pages = (len + (int64_t(1) << p.page_shift) - 1) >> p.page_shift;
   int64_t const cols_end = it.num_pages > p.fill_columns ? it.num_pages : p.fill_columns;
   it.active = it.col0 < cols_end;  // uniform across the CTA
   if (row < 0 || row >= p.num_rows) {  // clamp to row 0, report
-    if (it.active && threadIdx.x == 0 && it.num_pages > 0) set_error(p.error_flags, 1 << 2);
+    if (it.active && it.num_pages > 0) bits |= 1 << 2;
     row = 0;
   }
   it.src = p.req_to_token + row * p.rt_row_stride;
   return it;
 }
 
-// Columns [c, c + count) of an item one at a time: the row's tail and the fill region.
-__device__ __forceinline__ void write_columns(DecodeMetadataParams const& p, Item const& it, int64_t c,
-                                              int64_t step, bool& swa_bad) {
-#pragma unroll
-  for (int k = 0; k < kColsPerThread; ++k) {
-    int64_t const col = c + k * step;
-    if (col < it.num_pages) {
-      write_entry(p, it.b, col, it.src[(col << p.page_shift) * p.rt_col_stride], swa_bad);
-    } else if (col < p.fill_columns) {
-      write_zero(p, it.b, col);
-    }
-  }
-}
-
 template <bool kVec, bool kWait = true>
 __global__ void __launch_bounds__(kThreads, kVec ? 6 : 4)
     decode_metadata_kernel(__grid_constant__ DecodeMetadataParams const p) {
-  // kWait = false exists only for the race harness's mutation test (tests/gpu).
-  if constexpr (kWait) wait_on_prior_grid();
-  allow_next_grid();  // next: qk_norm_rope_append / attention (they wait for completion)
+  // The trigger needs no data: dependents wait for this grid's completion anyway, so
+  // triggering first only lets their launch and prologue start as early as possible.
+  allow_next_grid();  // next: qk_norm_rope_append / attention
+  PdlGate<kWait> gate{p.inputs_written_before_chain};
 
   if (blockIdx.x == 0) {
-    write_lengths(p.batch_size, DecodeLength{p, p.error_flags}, p.cache_seqlens, p.cu_seqlens_k,
-                  p.plan);
+    write_lengths(p.batch_size, DecodeLength{p}, p.cache_seqlens, p.cu_seqlens_k, p.plan, gate,
+                  p.error_flags);
     return;
   }
+  int32_t bits = 0;
   int const stride = gridDim.x - 1;
-  bool swa_bad = false;
-
-  if constexpr (kVec) {
-    constexpr int kVecs = kColsPerThread / 4;
-    for (int item = blockIdx.x - 1; item < p.num_items; item += stride) {
-      Item const it = open_item(p, item);
-      if (!it.active) continue;
+  for (int item = blockIdx.x - 1; item < p.num_items; item += stride) {
+    gate.before_read();
+    Item const it = open_item(p, item, bits);
+    if (!it.active) continue;
+    if constexpr (kVec) {
+      constexpr int kVecs = kColsPerThread / 4;
       int64_t const c = it.col0 + threadIdx.x * kColsPerThread;
-      if (c + kColsPerThread > it.num_pages) {  // the row's tail and the fill region
-        write_columns(p, it, c, 1, swa_bad);
+      if (c + kColsPerThread <= it.num_pages) {
+        int4 v[kVecs];
+#pragma unroll
+        for (int k = 0; k < kVecs; ++k) v[k] = reinterpret_cast<int4 const*>(it.src + c)[k];
+        gate.before_write();
+        if (p.swa_page_table == nullptr) {  // page_shift == 0 on this path
+          int4* dst = reinterpret_cast<int4*>(p.page_table + it.b * p.pt_row_stride + c);
+#pragma unroll
+          for (int k = 0; k < kVecs; ++k) dst[k] = v[k];
+        } else {
+#pragma unroll
+          for (int k = 0; k < kVecs; ++k) {
+            write_entry(p, it.b, c + 4 * k + 0, v[k].x, bits);
+            write_entry(p, it.b, c + 4 * k + 1, v[k].y, bits);
+            write_entry(p, it.b, c + 4 * k + 2, v[k].z, bits);
+            write_entry(p, it.b, c + 4 * k + 3, v[k].w, bits);
+          }
+        }
         continue;
       }
-      int4 v[kVecs];
-#pragma unroll
-      for (int k = 0; k < kVecs; ++k) v[k] = reinterpret_cast<int4 const*>(it.src + c)[k];
-      if (p.swa_page_table == nullptr) {  // page_shift == 0 on this path
-        int4* dst = reinterpret_cast<int4*>(p.page_table + it.b * p.pt_row_stride + c);
-#pragma unroll
-        for (int k = 0; k < kVecs; ++k) dst[k] = v[k];
-      } else {
-#pragma unroll
-        for (int k = 0; k < kVecs; ++k) {
-          write_entry(p, it.b, c + 4 * k + 0, v[k].x, swa_bad);
-          write_entry(p, it.b, c + 4 * k + 1, v[k].y, swa_bad);
-          write_entry(p, it.b, c + 4 * k + 2, v[k].z, swa_bad);
-          write_entry(p, it.b, c + 4 * k + 3, v[k].w, swa_bad);
-        }
-      }
-    }
-  } else {
-    for (int item = blockIdx.x - 1; item < p.num_items; item += stride) {
-      Item const it = open_item(p, item);
-      if (!it.active) continue;
-      int32_t slot[kColsPerThread];
-#pragma unroll
-      for (int k = 0; k < kColsPerThread; ++k) {  // all loads first: 8 in flight per thread
-        int64_t const col = it.col0 + threadIdx.x + k * kThreads;
-        slot[k] = col < it.num_pages ? it.src[(col << p.page_shift) * p.rt_col_stride] : 0;
-      }
+      // The row's tail and the fill region, one column at a time (few registers).
+      gate.before_write();
 #pragma unroll
       for (int k = 0; k < kColsPerThread; ++k) {
-        int64_t const col = it.col0 + threadIdx.x + k * kThreads;
+        int64_t const col = c + k;
         if (col < it.num_pages) {
-          write_entry(p, it.b, col, slot[k], swa_bad);
+          write_entry(p, it.b, col, it.src[col], bits);
         } else if (col < p.fill_columns) {
           write_zero(p, it.b, col);
         }
       }
+      continue;
+    }
+    // Scalar path: loads first, 8 in flight per thread; columns strided by the CTA width so
+    // the stores coalesce.
+    int64_t const base = it.col0 + threadIdx.x;
+    int64_t const step = kThreads;
+    int32_t slot[kColsPerThread];
+#pragma unroll
+    for (int k = 0; k < kColsPerThread; ++k) {
+      int64_t const col = base + k * step;
+      slot[k] = col < it.num_pages ? it.src[(col << p.page_shift) * p.rt_col_stride] : 0;
+    }
+    gate.before_write();
+#pragma unroll
+    for (int k = 0; k < kColsPerThread; ++k) {
+      int64_t const col = base + k * step;
+      if (col < it.num_pages) {
+        write_entry(p, it.b, col, slot[k], bits);
+      } else if (col < p.fill_columns) {
+        write_zero(p, it.b, col);
+      }
     }
   }
-  if (swa_bad) set_error(p.error_flags, 1 << 3);
+  gate.before_write();  // every CTA waits, also one with no active item
+  if (bits != 0) set_error(p.error_flags, bits);
 }
 
 }  // namespace baton::metadata

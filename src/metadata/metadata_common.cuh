@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "common/index.cuh"
+#include "common/pdl.cuh"
 
 namespace baton::metadata {
 
@@ -25,14 +26,15 @@ __device__ __forceinline__ void set_error(int32_t* flags, int32_t bits) {
   if (flags != nullptr) atomicOr(flags, bits);
 }
 
-// Clamps a length to [0, max_len]; reports what it clamped.
-__device__ __forceinline__ int64_t clamp_length(int64_t len, int64_t max_len, int32_t* flags) {
+// Clamps a length to [0, max_len]; ORs what it clamped into `bits` (MetadataError), which the
+// caller reports after its PDL wait.
+__device__ __forceinline__ int64_t clamp_length(int64_t len, int64_t max_len, int32_t& bits) {
   if (len < 0) {
-    set_error(flags, 1 << 0);
+    bits |= 1 << 0;
     return 0;
   }
   if (len > max_len) {
-    set_error(flags, 1 << 1);
+    bits |= 1 << 1;
     return max_len;
   }
   return len;
@@ -93,10 +95,13 @@ __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t mi
 }
 
 // One CTA: cache_seqlens[i] = clamp(len(i)), cu_seqlens_k = exclusive prefix with the total
-// last, and (if planned) num_kv_splits. `length_of(i)` returns the clamped length of row i.
-template <class LengthOf>
+// last, and (if planned) num_kv_splits. `length_of(i, bits)` returns the clamped length of row
+// i and ORs clamping faults into bits, reported to `error_flags` after the wait.
+template <class LengthOf, class Gate>
 __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t* cache_seqlens,
-                              int32_t* cu_seqlens_k, SplitPlanDevice const& plan) {
+                              int32_t* cu_seqlens_k, SplitPlanDevice const& plan, Gate& gate,
+                              int32_t* error_flags) {
+  int32_t bits = 0;
   __shared__ int64_t warp_sums[kThreads / 32];
   __shared__ long long max_len_s, min_len_s;
   if (threadIdx.x == 0) {
@@ -108,9 +113,11 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   int64_t max_len = 0, min_len = INT64_MAX;
   for (int base = 0; base < batch_size; base += kThreads) {
     int const i = base + threadIdx.x;
-    int64_t const len = i < batch_size ? length_of(i) : 0;
+    gate.before_read();
+    int64_t const len = i < batch_size ? length_of(i, bits) : 0;
     int64_t total = 0;
     int64_t const excl = block_exclusive_scan(len, &total, warp_sums);
+    gate.before_write();
     if (i < batch_size) {
       cache_seqlens[i] = static_cast<int32_t>(len);
       cu_seqlens_k[i] = static_cast<int32_t>(carry + excl);
@@ -119,14 +126,16 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
     }
     carry += total;
   }
+  gate.before_write();  // batch_size == 0: no loop iteration waited
   if (threadIdx.x == 0) cu_seqlens_k[batch_size] = static_cast<int32_t>(carry);
+  if (bits != 0) set_error(error_flags, bits);
   if (plan.num_kv_splits == nullptr) return;
 
   atomicMax(&max_len_s, static_cast<long long>(max_len));
   atomicMin(&min_len_s, static_cast<long long>(min_len));
   __syncthreads();
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
-    plan.num_kv_splits[i] = plan_one(length_of(i), max_len_s, min_len_s, batch_size, plan);
+    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, batch_size, plan);
   }
 }
 

@@ -50,19 +50,19 @@ struct SpecRow {
 };
 
 // Each part clamped to >= 0 and the total to max_cols (draft part first to give way).
-__device__ __forceinline__ SpecRow spec_row(SpecPageTableParams const& p, int m, int32_t* flags) {
+__device__ __forceinline__ SpecRow spec_row(SpecPageTableParams const& p, int m, int32_t& bits) {
   SpecRow r;
   int64_t const a_index = p.lens_per_row ? m : m / p.num_draft_tokens;
-  r.len_a = clamp_length(p.committed_lens.load(a_index), p.max_cols, flags);
-  r.len_b = clamp_length(p.draft_lens.load(m), p.max_cols - r.len_a, flags);
+  r.len_a = clamp_length(p.committed_lens.load(a_index), p.max_cols, bits);
+  r.len_b = clamp_length(p.draft_lens.load(m), p.max_cols - r.len_a, bits);
   r.start = p.start.defined() ? p.start.load(m) : 0;
   return r;
 }
 
 struct SpecLength {
   SpecPageTableParams const& p;
-  __device__ int64_t operator()(int m) const {
-    SpecRow const r = spec_row(p, m, p.error_flags);
+  __device__ int64_t operator()(int m, int32_t& bits) const {
+    SpecRow const r = spec_row(p, m, bits);
     return r.len_a + r.len_b;
   }
 };
@@ -70,17 +70,20 @@ struct SpecLength {
 template <bool kWait = true>
 __global__ void __launch_bounds__(kThreads)
     spec_page_table_kernel(__grid_constant__ SpecPageTableParams const p) {
-  if constexpr (kWait) wait_on_prior_grid();
+  PdlGate<kWait> gate;  // inputs may come from the previous kernel: wait before any read
+  gate.before_read();
   allow_next_grid();  // next: attention over the draft tokens (waits for completion)
 
   if (blockIdx.x == 0) {
-    write_lengths(p.rows, SpecLength{p}, p.cache_seqlens, p.cu_seqlens_k, SplitPlanDevice{});
+    write_lengths(p.rows, SpecLength{p}, p.cache_seqlens, p.cu_seqlens_k, SplitPlanDevice{}, gate,
+                  p.error_flags);
     return;
   }
   for (int item = blockIdx.x - 1; item < p.num_items; item += gridDim.x - 1) {
     int const m = item % p.rows;
     int64_t const col0 = int64_t(item / p.rows) * kColsPerItem;
-    SpecRow const r = spec_row(p, m, nullptr);  // CTA 0 reports clamping
+    int32_t ignored = 0;  // CTA 0 reports clamping
+    SpecRow const r = spec_row(p, m, ignored);
     int64_t const total = r.len_a + r.len_b;
     if (col0 >= total) continue;  // uniform across the CTA
 

@@ -80,6 +80,7 @@ DeviceMetadata::DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape c
     args.split_plan = {c.plan.num_q_heads, c.plan.num_kv_heads, c.plan.max_splits, c.plan.num_sms};
   }
   args.fill_columns = c.fill_columns;
+  args.inputs_written_before_chain = s.early_reads;
   args.error_flags = TensorView::contiguous(error_flags.get(), DType::kInt32, {1});
 }
 

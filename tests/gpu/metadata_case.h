@@ -25,6 +25,7 @@ struct MetadataShape {
   int64_t fill_columns = 0;
   bool plan = false;
   uint64_t seed = 1;
+  bool early_reads = false;  // DecodeMetadataArgs::inputs_written_before_chain
 };
 
 // Random lengths (the edge set first: 0, 1, ps-1, ps, ps+1, max_context), a random

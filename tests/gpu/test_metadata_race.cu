@@ -107,6 +107,19 @@ TEST_F(MetadataRace, HarnessCatchesAMissingWait) {
   EXPECT_FALSE(h.run()) << "the race harness did not catch a kernel that reads before griddepcontrol.wait";
 }
 
+TEST_F(MetadataRace, EarlyReadsAreOnlyForInputsWrittenBeforeTheChain) {
+  // inputs_written_before_chain promises the inputs are ready before the chain; the harness
+  // writes them from a PDL-chained kernel, breaking that promise, so the prologue reads must
+  // show up as wrong outputs. This proves the flag really moves the reads before the wait
+  // (and that the default, tested above, does not).
+  StagedMetadata s;
+  s.d.args.inputs_written_before_chain = true;
+  RaceHarness h = s.harness();
+  h.runs = 2;
+  h.consumer = [&](cudaStream_t stream) { return build_decode_metadata(s.d.args, {stream, PdlMode::kOn}); };
+  EXPECT_FALSE(h.run());
+}
+
 TEST_F(MetadataRace, SpecPageTableWaitsBeforeReading) {
   int const batch = 16, r = 2, width = 300;
   std::vector<int32_t> committed(batch * width), draft(batch * r * 8), la(batch, 250), lb(batch * r, 5);
