@@ -5,8 +5,8 @@
 // per request. Bytes are negligible (8 B per request); the kernel is launch-bound.
 //
 // PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
-// read before wait_on_prior_grid(). Triggers right after the wait (next: the attention
-// producer, which waits for completion before reading num_kv_splits).
+// read before wait_on_prior_grid(). Triggers first thing (next: the attention producer,
+// which waits for completion before reading num_kv_splits).
 #pragma once
 
 #include <cstdint>
@@ -24,8 +24,8 @@ struct PlanKvSplitsParams {
 
 template <bool kWait = true>
 __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constant__ PlanKvSplitsParams const p) {
+  allow_next_grid();  // next: the attention producer (waits for completion)
   if constexpr (kWait) wait_on_prior_grid();
-  allow_next_grid();
   __shared__ long long max_len_s, min_len_s;
   if (threadIdx.x == 0) {
     max_len_s = 0;

@@ -13,8 +13,8 @@
 // strided by 256 with all loads issued before the stores.
 //
 // PDL contract: every input may come from an earlier kernel of the step, so nothing is read
-// before wait_on_prior_grid(); every CTA waits. Triggers right after the wait (the attention
-// that follows waits for completion anyway).
+// before wait_on_prior_grid(); every CTA waits. Triggers first thing (the attention that
+// follows waits for completion anyway, so the trigger only lets it launch early).
 #pragma once
 
 #include <cstdint>
@@ -70,9 +70,9 @@ struct SpecLength {
 template <bool kWait = true>
 __global__ void __launch_bounds__(kThreads)
     spec_page_table_kernel(__grid_constant__ SpecPageTableParams const p) {
+  allow_next_grid();  // next: attention over the draft tokens (waits for completion)
   PdlGate<kWait> gate;  // inputs may come from the previous kernel: wait before any read
   gate.before_read();
-  allow_next_grid();  // next: attention over the draft tokens (waits for completion)
 
   if (blockIdx.x == 0) {
     write_lengths(p.rows, SpecLength{p}, p.cache_seqlens, p.cu_seqlens_k, SplitPlanDevice{}, gate,
