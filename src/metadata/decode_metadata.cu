@@ -37,7 +37,8 @@ Status build_decode_metadata(DecodeMetadataArgs const& a, LaunchOptions const& o
   p.fill_columns = a.fill_columns;
   int64_t const pages_needed = (p.max_context + a.page_size - 1) / a.page_size;
   int64_t const cols = pages_needed > a.fill_columns ? pages_needed : a.fill_columns;
-  int64_t const num_items = int64_t(p.batch_size) * ((cols + metadata::kColsPerItem - 1) / metadata::kColsPerItem);
+  p.cols_per_item = a.page_size >= 8 ? metadata::kSectorColsPerItem : metadata::kColsPerItem;
+  int64_t const num_items = int64_t(p.batch_size) * ((cols + p.cols_per_item - 1) / p.cols_per_item);
   if (num_items > INT32_MAX) {
     return Status::invalid_argument("build_decode_metadata: batch_size " + std::to_string(p.batch_size) + " x " +
                                     std::to_string(cols) + " page columns is too large");

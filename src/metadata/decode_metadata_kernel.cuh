@@ -11,7 +11,10 @@
 // Grid map (1-D, fixed by capacities so a captured graph never changes):
 //   CTA 0          -> lengths, prefix sum, split plan (one CTA scans the whole batch).
 //   CTAs 1..G-1    -> page-table work items, item = chunk * batch_size + b, strided by G-1:
-//                     each item is kColsPerItem (2048) columns of one row. Items past the
+//                     each item is kColsPerItem (2048) columns of one row, or 64 at
+//                     page_size >= 8, where every entry is its own 32-byte sector and a
+//                     long row on one CTA would queue hundreds of sector loads on one SM.
+//                     Items past the
 //                     request's page count exit after one length load, so a table sized for
 //                     128K tokens costs little when the batch is short.
 //   kVec path (page_size 1, unit column strides, 16-byte aligned rows): each thread moves
@@ -53,7 +56,8 @@ struct DecodeMetadataParams {
   int page_shift;              // log2(page_size)
   int64_t max_pages;           // page_table columns
   int64_t fill_columns;        // 0: untouched past a request's pages
-  int num_items;               // batch_size * ceil(max(max_pages needed, fill) / kColsPerItem)
+  int cols_per_item;           // kColsPerItem, or kSectorColsPerItem for page_size >= 8
+  int num_items;               // batch_size * ceil(max(max_pages needed, fill) / cols_per_item)
   int32_t* cache_seqlens;      // [batch_size]
   int32_t* cu_seqlens_k;       // [batch_size + 1]
   int32_t* page_table;         // [batch_size, max_pages]
@@ -94,7 +98,7 @@ __device__ __forceinline__ void write_zero(DecodeMetadataParams const& p, int b,
   if (p.swa_page_table != nullptr) p.swa_page_table[b * p.swa_row_stride + col * p.swa_col_stride] = 0;
 }
 
-// One work item: kColsPerItem columns of one request's row.
+// One work item: cols_per_item columns of one request's row.
 struct Item {
   bool active;            // some column of the item must be written
   int b;
@@ -105,7 +109,7 @@ struct Item {
 __device__ __forceinline__ Item open_item(DecodeMetadataParams const& p, int item, int32_t& bits) {
   Item it{false, 0, 0, 0, nullptr};
   it.b = item % p.batch_size;  // 32-bit division: cheap
-  it.col0 = int64_t(item / p.batch_size) * kColsPerItem;
+  it.col0 = int64_t(item / p.batch_size) * p.cols_per_item;
   // The length and the row load issue together; the row does not wait for the length.
   int64_t const raw_len = p.seq_lens.load(it.b);
   int64_t row = p.req_pool_indices.load(it.b);
@@ -181,16 +185,18 @@ __global__ void __launch_bounds__(kThreads, kVec ? 6 : 4)
     // the stores coalesce.
     int64_t const base = it.col0 + threadIdx.x;
     int64_t const step = kThreads;
+    int64_t const item_end = it.col0 + p.cols_per_item;
     int32_t slot[kColsPerThread];
 #pragma unroll
     for (int k = 0; k < kColsPerThread; ++k) {
       int64_t const col = base + k * step;
-      slot[k] = col < it.num_pages ? it.src[(col << p.page_shift) * p.rt_col_stride] : 0;
+      slot[k] = col < it.num_pages && col < item_end ? it.src[(col << p.page_shift) * p.rt_col_stride] : 0;
     }
     gate.before_write();
 #pragma unroll
     for (int k = 0; k < kColsPerThread; ++k) {
       int64_t const col = base + k * step;
+      if (col >= item_end) break;
       if (col < it.num_pages) {
         write_entry(p, it.b, col, slot[k], bits);
       } else if (col < p.fill_columns) {

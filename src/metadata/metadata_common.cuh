@@ -13,6 +13,7 @@ constexpr int kThreads = 256;        // every metadata kernel uses 256-thread CT
 constexpr int kColsPerThread = 8;    // page-table columns one thread writes per work item
 // (16 measured slower on H200: more registers, fewer resident CTAs; see docs/benchmarking.md)
 constexpr int kColsPerItem = kThreads * kColsPerThread;
+constexpr int kSectorColsPerItem = 64;  // decode metadata, page_size >= 8 (one sector per entry)
 
 // Split-heuristic inputs with the per-request grid precomputed on the host.
 struct SplitPlanDevice {

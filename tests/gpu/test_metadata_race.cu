@@ -78,6 +78,7 @@ Status launch_decode_metadata_kernel(DecodeMetadataArgs const& a, bool wait, cud
   p.batch_size = static_cast<int>(a.seq_lens.shape[0]);
   p.page_shift = 0;  // page_size 1
   p.max_pages = a.page_table.shape[1];
+  p.cols_per_item = metadata::kColsPerItem;
   p.num_items = p.batch_size * ((p.max_context + metadata::kColsPerItem - 1) / metadata::kColsPerItem);
   p.cache_seqlens = static_cast<int32_t*>(a.cache_seqlens.data);
   p.cu_seqlens_k = static_cast<int32_t*>(a.cu_seqlens_k.data);
