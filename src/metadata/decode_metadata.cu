@@ -37,13 +37,6 @@ Status build_decode_metadata(DecodeMetadataArgs const& a, LaunchOptions const& o
   p.fill_columns = a.fill_columns;
   int64_t const pages_needed = (p.max_context + a.page_size - 1) / a.page_size;
   int64_t const cols = pages_needed > a.fill_columns ? pages_needed : a.fill_columns;
-  p.cols_per_item = a.page_size >= 8 ? metadata::kSectorColsPerItem : metadata::kColsPerItem;
-  int64_t const num_items = int64_t(p.batch_size) * ((cols + p.cols_per_item - 1) / p.cols_per_item);
-  if (num_items > INT32_MAX) {
-    return Status::invalid_argument("build_decode_metadata: batch_size " + std::to_string(p.batch_size) + " x " +
-                                    std::to_string(cols) + " page columns is too large");
-  }
-  p.num_items = static_cast<int>(num_items);
   p.cache_seqlens = static_cast<int32_t*>(a.cache_seqlens.data);
   p.cu_seqlens_k = static_cast<int32_t*>(a.cu_seqlens_k.data);
   p.page_table = static_cast<int32_t*>(a.page_table.data);
@@ -71,8 +64,17 @@ Status build_decode_metadata(DecodeMetadataArgs const& a, LaunchOptions const& o
 
   detail::KernelTraits traits{"build_decode_metadata", /*waits_on_prior_grid=*/true};
   auto* kernel = vec ? metadata::decode_metadata_kernel<true> : metadata::decode_metadata_kernel<false>;
-  detail::LaunchConfig config{dim3(1), dim3(metadata::kThreads)};
-  BATON_RETURN_IF_ERROR(metadata::grid_for_items(kernel, traits, p.num_items, info, &config.grid));
+  int per_sm = 1;
+  BATON_RETURN_IF_ERROR(metadata::resident_per_sm(kernel, traits, &per_sm));
+  p.cols_per_item = a.page_size >= 8 ? metadata::sector_item_columns(p.batch_size * cols, per_sm, info)
+                                     : metadata::kColsPerItem;
+  int64_t const num_items = int64_t(p.batch_size) * ((cols + p.cols_per_item - 1) / p.cols_per_item);
+  if (num_items > INT32_MAX) {
+    return Status::invalid_argument("build_decode_metadata: batch_size " + std::to_string(p.batch_size) + " x " +
+                                    std::to_string(cols) + " page columns is too large");
+  }
+  p.num_items = static_cast<int>(num_items);
+  detail::LaunchConfig config{metadata::grid_for_items(p.num_items, per_sm, info), dim3(metadata::kThreads)};
   return detail::launch(kernel, traits, config, options, p);
 }
 

@@ -11,9 +11,10 @@
 // Grid map (1-D, fixed by capacities so a captured graph never changes):
 //   CTA 0          -> lengths, prefix sum, split plan (one CTA scans the whole batch).
 //   CTAs 1..G-1    -> page-table work items, item = chunk * batch_size + b, strided by G-1:
-//                     each item is kColsPerItem (2048) columns of one row, or 64 at
-//                     page_size >= 8, where every entry is its own 32-byte sector and a
-//                     long row on one CTA would queue hundreds of sector loads on one SM.
+//                     each item is kColsPerItem (2048) columns of one row; at page_size
+//                     >= 8, where every entry is its own 32-byte sector, 64..2048 columns
+//                     chosen so items about fill the GPU (a long row on one CTA would queue
+//                     hundreds of sector loads on one SM).
 //                     Items past the
 //                     request's page count exit after one length load, so a table sized for
 //                     128K tokens costs little when the batch is short.
@@ -56,7 +57,7 @@ struct DecodeMetadataParams {
   int page_shift;              // log2(page_size)
   int64_t max_pages;           // page_table columns
   int64_t fill_columns;        // 0: untouched past a request's pages
-  int cols_per_item;           // kColsPerItem, or kSectorColsPerItem for page_size >= 8
+  int cols_per_item;           // kColsPerItem; 64..kColsPerItem for page_size >= 8
   int num_items;               // batch_size * ceil(max(max_pages needed, fill) / cols_per_item)
   int32_t* cache_seqlens;      // [batch_size]
   int32_t* cu_seqlens_k;       // [batch_size + 1]

@@ -13,21 +13,28 @@
 
 namespace baton::metadata {
 
-// One length/scan CTA plus the page-table CTAs: one per work item, up to what is resident
-// on the whole GPU at once; past that, CTAs loop over items (queued CTAs would only add a
-// second wave with a tail).
 template <class Params>
-Status grid_for_items(void (*kernel)(Params), detail::KernelTraits const& traits, int64_t num_items,
-                      DeviceInfo const& info, dim3* grid) {
-  int per_sm = 1;
-  BATON_RETURN_IF_ERROR(
-      detail::resident_ctas_per_sm(reinterpret_cast<void const*>(kernel), traits, kThreads, 0, &per_sm));
-  // Up to 4 waves, the hardware scheduler balances CTAs of uneven finish times; past that
-  // each CTA loops over items.
+Status resident_per_sm(void (*kernel)(Params), detail::KernelTraits const& traits, int* per_sm) {
+  return detail::resident_ctas_per_sm(reinterpret_cast<void const*>(kernel), traits, kThreads, 0, per_sm);
+}
+
+// One length/scan CTA plus the page-table CTAs: one per work item up to 4 waves of resident
+// CTAs (the hardware scheduler balances CTAs of uneven finish times); past that each CTA
+// loops over items.
+inline dim3 grid_for_items(int64_t num_items, int per_sm, DeviceInfo const& info) {
   int64_t const cap = 4 * int64_t(info.num_sms) * per_sm;
   int64_t const table_ctas = num_items < cap ? num_items : cap;
-  *grid = dim3(static_cast<unsigned>(1 + table_ctas));
-  return Status::ok();
+  return dim3(static_cast<unsigned>(1 + table_ctas));
+}
+
+// Item width for page_size >= 8, where every entry is its own 32-byte sector: as wide as
+// possible (more loads per CTA) while there are still about as many items as resident CTAs,
+// so that a few long rows do not queue all their sector loads on a few SMs.
+inline int sector_item_columns(int64_t total_columns, int per_sm, DeviceInfo const& info) {
+  int64_t const resident = int64_t(info.num_sms) * per_sm;
+  int cols = kSectorColsPerItem;
+  while (cols < kColsPerItem && total_columns / (2 * cols) >= resident) cols *= 2;
+  return cols;
 }
 
 inline SplitPlanDevice make_split_plan(SplitPlanParams const& plan, DeviceInfo const& info, TensorView const& out) {

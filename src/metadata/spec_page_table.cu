@@ -50,9 +50,9 @@ Status build_spec_page_table(SpecPageTableArgs const& a, LaunchOptions const& op
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
   detail::KernelTraits traits{"build_spec_page_table", /*waits_on_prior_grid=*/true};
-  detail::LaunchConfig config{dim3(1), dim3(metadata::kThreads)};
-  BATON_RETURN_IF_ERROR(
-      metadata::grid_for_items(metadata::spec_page_table_kernel<true>, traits, p.num_items, info, &config.grid));
+  int per_sm = 1;
+  BATON_RETURN_IF_ERROR(metadata::resident_per_sm(metadata::spec_page_table_kernel<true>, traits, &per_sm));
+  detail::LaunchConfig config{metadata::grid_for_items(p.num_items, per_sm, info), dim3(metadata::kThreads)};
   return detail::launch(metadata::spec_page_table_kernel<true>, traits, config, options, p);
 }
 
