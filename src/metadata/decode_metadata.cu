@@ -66,7 +66,7 @@ Status build_decode_metadata(DecodeMetadataArgs const& a, LaunchOptions const& o
   auto* kernel = vec ? metadata::decode_metadata_kernel<true> : metadata::decode_metadata_kernel<false>;
   int per_sm = 1;
   BATON_RETURN_IF_ERROR(metadata::resident_per_sm(kernel, traits, &per_sm));
-  p.cols_per_item = a.page_size >= 8 ? metadata::sector_item_columns(p.batch_size * cols, per_sm, info)
+  p.cols_per_item = a.page_size >= 8 ? metadata::sector_item_columns(p.batch_size * cols, info)
                                      : metadata::kColsPerItem;
   int64_t const num_items = int64_t(p.batch_size) * ((cols + p.cols_per_item - 1) / p.cols_per_item);
   if (num_items > INT32_MAX) {

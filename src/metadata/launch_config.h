@@ -27,13 +27,13 @@ inline dim3 grid_for_items(int64_t num_items, int per_sm, DeviceInfo const& info
   return dim3(static_cast<unsigned>(1 + table_ctas));
 }
 
-// Item width for page_size >= 8, where every entry is its own 32-byte sector: as wide as
-// possible (more loads per CTA) while there are still about as many items as resident CTAs,
-// so that a few long rows do not queue all their sector loads on a few SMs.
-inline int sector_item_columns(int64_t total_columns, int per_sm, DeviceInfo const& info) {
-  int64_t const resident = int64_t(info.num_sms) * per_sm;
+// Item width for page_size >= 8, where every entry is its own 32-byte sector: about one
+// item per SM (a few long rows must not queue all their sector loads on a few SMs; many
+// narrow items cost more than they spread -- measured in docs/benchmarking.md), as a power of
+// two in [64, 2048].
+inline int sector_item_columns(int64_t total_columns, DeviceInfo const& info) {
   int cols = kSectorColsPerItem;
-  while (cols < kColsPerItem && total_columns / (2 * cols) >= resident) cols *= 2;
+  while (cols < kColsPerItem && int64_t(cols) * info.num_sms < total_columns) cols *= 2;
   return cols;
 }
 
