@@ -1,6 +1,7 @@
 // baton: PDL-chained decode-step kernels for NVIDIA Hopper. One include for everything.
 #pragma once
 
+#include "baton/attention.h"
 #include "baton/device_info.h"
 #include "baton/launch.h"
 #include "baton/metadata.h"

@@ -70,6 +70,22 @@ Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int th
   return Status::ok();
 }
 
+Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t bytes) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return cuda_status(err, "cudaGetDevice", traits.name);
+  static std::mutex mutex;
+  static std::map<std::pair<int, void const*>, size_t> done;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(device, func);
+  auto it = done.find(key);
+  if (it != done.end() && it->second >= bytes) return Status::ok();
+  err = cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (err != cudaSuccess) return cuda_status(err, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", traits.name);
+  done[key] = bytes;
+  return Status::ok();
+}
+
 Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions const& options,
                     bool* use_pdl) {
   *use_pdl = false;

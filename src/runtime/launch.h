@@ -37,6 +37,9 @@ Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions 
 Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int threads, size_t smem_bytes,
                             int* ctas);
 
+// Raises the kernel's dynamic shared memory limit to `bytes` (once per device and kernel).
+Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t bytes);
+
 // Launches `func` with `args` (an array of pointers to each kernel argument).
 Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig const& config,
                      void** args, LaunchOptions const& options);

@@ -1,0 +1,48 @@
+// Paged split-K decode attention (../shared/specs/decode-attention.md): a producer that
+// streams each request's paged KV cache in splits, and a reducer that merges the partial
+// results, chained with PDL. One call launches both (the reducer only when some request may
+// use more than one split).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "baton/launch.h"
+#include "baton/status.h"
+#include "baton/tensor.h"
+
+namespace baton {
+
+enum class KvLayout {
+  kNHD,  // [num_pages, page_size, num_kv_heads, head_dim]
+  kHND,  // [num_pages, num_kv_heads, page_size, head_dim]
+};
+
+struct DecodeAttentionArgs {
+  TensorView q;              // [batch_size * q_len, num_q_heads, head_dim] bf16 | fp16
+  TensorView k_cache;        // paged pool, layout below, same dtype as q, head_dim contiguous
+  TensorView v_cache;        // same shape, dtype and layout as k_cache
+  KvLayout layout = KvLayout::kNHD;
+  TensorView cache_seqlens;  // [batch_size] int32, KV length including this step's tokens
+  TensorView page_table;     // [batch_size, max_pages] int32 (any row stride)
+  TensorView num_kv_splits;  // optional [batch_size] int32 (plan_kv_splits); absent: max_splits
+  int max_splits = 1;        // capture-time bound; the grid is sized by it
+  int q_len = 1;             // query tokens per request (1..8), causal over the draft tokens
+  float softmax_scale = 0;   // 0: 1 / sqrt(head_dim)
+  int window_left = -1;      // sliding window: keys p >= pos - window_left; -1: off
+  float softcap = 0;         // s = softcap * tanh(s / softcap); 0: off
+  TensorView sinks;          // optional [num_q_heads] float32, one logit per head (natural log)
+  TensorView alibi_slopes;   // optional [num_q_heads] float32
+  TensorView out;            // [batch_size * q_len, num_q_heads, head_dim], q's dtype
+  TensorView lse;            // optional [batch_size * q_len, num_q_heads] float32, natural log
+};
+
+// Scratch for partial results of requests that use more than one split (0 when max_splits
+// is 1): batch_size * max_splits * q_len * num_q_heads * (head_dim + 2) floats.
+size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
+                                        int max_splits);
+
+Status decode_attention_supported(DecodeAttentionArgs const& args);
+Status decode_attention(DecodeAttentionArgs const& args, Workspace workspace, LaunchOptions const& options = {});
+
+}  // namespace baton

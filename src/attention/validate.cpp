@@ -1,0 +1,126 @@
+#include "attention/validate.h"
+
+#include <cmath>
+#include <string>
+
+#include "runtime/check.h"
+
+namespace baton::attention {
+namespace {
+
+using detail::Checker;
+std::string str(int64_t v) { return std::to_string(v); }
+
+bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+Status check_cache(Checker const& c, TensorView const& kv, char const* name, DType dtype, KvLayout layout,
+                   int num_kv_heads, int page_size, int head_dim, int64_t num_pages) {
+  BATON_RETURN_IF_ERROR(c.tensor(kv, name, 4, {DType::kBFloat16, DType::kFloat16}));
+  if (kv.dtype != dtype) {
+    return c.fail(std::string(name) + " dtype " + dtype_name(kv.dtype) + " does not match q dtype " + dtype_name(dtype));
+  }
+  int const head_dim_axis = 3, heads_axis = layout == KvLayout::kNHD ? 2 : 1, token_axis = layout == KvLayout::kNHD ? 1 : 2;
+  BATON_RETURN_IF_ERROR(c.dim(kv, name, 0, num_pages, "num_pages of k_cache"));
+  BATON_RETURN_IF_ERROR(c.dim(kv, name, token_axis, page_size, "page_size of k_cache"));
+  BATON_RETURN_IF_ERROR(c.dim(kv, name, heads_axis, num_kv_heads, "num_kv_heads of k_cache"));
+  BATON_RETURN_IF_ERROR(c.dim(kv, name, head_dim_axis, head_dim, "head_dim of q"));
+  BATON_RETURN_IF_ERROR(c.unit_stride(kv, name, head_dim_axis));
+  for (int d = 0; d < 3; ++d) {
+    if (kv.stride[d] % 8 != 0) {
+      return c.fail(std::string(name) + " stride " + str(kv.stride[d]) + " in dim " + str(d) +
+                    " is not a multiple of 8 elements (16-byte loads)");
+    }
+  }
+  if (!aligned16(kv.data)) return c.fail(std::string(name) + " is not 16-byte aligned");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
+  Checker c("decode_attention");
+  BATON_RETURN_IF_ERROR(c.tensor(a.q, "q", 3, {DType::kBFloat16, DType::kFloat16}));
+  BATON_RETURN_IF_ERROR(c.unit_stride(a.q, "q", 2));
+  int64_t const num_tokens = a.q.shape[0];
+  int const num_q_heads = static_cast<int>(a.q.shape[1]);
+  int const head_dim = static_cast<int>(a.q.shape[2]);
+  bool dim_ok = false;
+  for (int d : kHeadDims) dim_ok = dim_ok || d == head_dim;
+  if (!dim_ok) return Status::unsupported("decode_attention: head_dim " + str(head_dim) + " is not supported (64, 128, 256)");
+  if (a.q_len < 1 || a.q_len > kMaxQLen) return c.fail("q_len " + str(a.q_len) + " is outside [1, 8]");
+  if (num_tokens % a.q_len != 0) {
+    return c.fail("q has " + str(num_tokens) + " tokens, not a multiple of q_len " + str(a.q_len));
+  }
+  int64_t const batch = num_tokens / a.q_len;
+  if (batch < 1 || batch > 65535) return c.fail("batch_size " + str(batch) + " is outside [1, 65535]");
+
+  BATON_RETURN_IF_ERROR(c.tensor(a.k_cache, "k_cache", 4, {DType::kBFloat16, DType::kFloat16}));
+  int const heads_axis = a.layout == KvLayout::kNHD ? 2 : 1, token_axis = a.layout == KvLayout::kNHD ? 1 : 2;
+  int const num_kv_heads = static_cast<int>(a.k_cache.shape[heads_axis]);
+  int const page_size = static_cast<int>(a.k_cache.shape[token_axis]);
+  if (num_kv_heads < 1 || num_q_heads % num_kv_heads != 0) {
+    return c.fail("num_q_heads " + str(num_q_heads) + " is not a multiple of num_kv_heads " + str(num_kv_heads));
+  }
+  int const group = num_q_heads / num_kv_heads;
+  if (group > kMaxGroup) return Status::unsupported("decode_attention: group " + str(group) + " is outside [1, 16]");
+  if (!detail::is_power_of_two(page_size) || page_size > 256) {
+    return c.fail("page_size " + str(page_size) + " is not a power of two in [1, 256]");
+  }
+  int64_t const num_pages = a.k_cache.shape[0];
+  BATON_RETURN_IF_ERROR(check_cache(c, a.k_cache, "k_cache", a.q.dtype, a.layout, num_kv_heads, page_size, head_dim, num_pages));
+  BATON_RETURN_IF_ERROR(check_cache(c, a.v_cache, "v_cache", a.q.dtype, a.layout, num_kv_heads, page_size, head_dim, num_pages));
+
+  BATON_RETURN_IF_ERROR(c.tensor(a.cache_seqlens, "cache_seqlens", 1, {DType::kInt32}));
+  BATON_RETURN_IF_ERROR(c.dim(a.cache_seqlens, "cache_seqlens", 0, batch, "batch_size"));
+  BATON_RETURN_IF_ERROR(c.unit_stride(a.cache_seqlens, "cache_seqlens", 0));
+  BATON_RETURN_IF_ERROR(c.tensor(a.page_table, "page_table", 2, {DType::kInt32}));
+  BATON_RETURN_IF_ERROR(c.dim(a.page_table, "page_table", 0, batch, "batch_size"));
+  BATON_RETURN_IF_ERROR(c.unit_stride(a.page_table, "page_table", 1));
+  if (a.num_kv_splits.defined()) {
+    BATON_RETURN_IF_ERROR(c.tensor(a.num_kv_splits, "num_kv_splits", 1, {DType::kInt32}));
+    BATON_RETURN_IF_ERROR(c.dim(a.num_kv_splits, "num_kv_splits", 0, batch, "batch_size"));
+    BATON_RETURN_IF_ERROR(c.unit_stride(a.num_kv_splits, "num_kv_splits", 0));
+  }
+  if (a.max_splits < 1 || a.max_splits > kMaxSplits) {
+    return c.fail("max_splits " + str(a.max_splits) + " is outside [1, " + str(kMaxSplits) + "]");
+  }
+  if (!(a.softmax_scale >= 0) || !std::isfinite(a.softmax_scale)) {
+    return c.fail("softmax_scale " + std::to_string(a.softmax_scale) + " must be finite and >= 0 (0: 1/sqrt(head_dim))");
+  }
+  if (!(a.softcap >= 0) || !std::isfinite(a.softcap)) return c.fail("softcap " + std::to_string(a.softcap) + " must be >= 0");
+  if (a.window_left < -1) return c.fail("window_left " + str(a.window_left) + " must be >= -1 (-1: off)");
+  for (auto const& [t, name] : {std::pair<TensorView const&, char const*>{a.sinks, "sinks"}, {a.alibi_slopes, "alibi_slopes"}}) {
+    BATON_RETURN_IF_ERROR(c.optional(t, name, 1, {DType::kFloat32}));
+    if (t.defined()) {
+      BATON_RETURN_IF_ERROR(c.dim(t, name, 0, num_q_heads, "num_q_heads"));
+      BATON_RETURN_IF_ERROR(c.unit_stride(t, name, 0));
+    }
+  }
+  BATON_RETURN_IF_ERROR(c.tensor(a.out, "out", 3, {a.q.dtype}));
+  for (int d = 0; d < 3; ++d) BATON_RETURN_IF_ERROR(c.dim(a.out, "out", d, a.q.shape[d], "shape of q"));
+  BATON_RETURN_IF_ERROR(c.unit_stride(a.out, "out", 2));
+  BATON_RETURN_IF_ERROR(c.optional(a.lse, "lse", 2, {DType::kFloat32}));
+  if (a.lse.defined()) {
+    BATON_RETURN_IF_ERROR(c.dim(a.lse, "lse", 0, num_tokens, "tokens of q"));
+    BATON_RETURN_IF_ERROR(c.dim(a.lse, "lse", 1, num_q_heads, "num_q_heads"));
+    BATON_RETURN_IF_ERROR(c.unit_stride(a.lse, "lse", 1));
+  }
+  int64_t const row_chunks = (int64_t(group) * a.q_len + 15) / 16;
+  if (num_kv_heads * row_chunks > 65535) return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
+  *shape = {static_cast<int>(batch), a.q_len, num_q_heads, num_kv_heads, head_dim, page_size};
+  return Status::ok();
+}
+
+Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s, Workspace const& ws) {
+  size_t const need = decode_attention_workspace_bytes(s.batch, s.q_len, s.num_q_heads, s.head_dim, a.max_splits);
+  if (need == 0) return Status::ok();
+  if (ws.data == nullptr || ws.bytes < need) {
+    return Status::invalid_argument("decode_attention: workspace of " + str(static_cast<int64_t>(ws.bytes)) +
+                                    " bytes is too small: " + str(static_cast<int64_t>(need)) + " needed for max_splits " +
+                                    str(a.max_splits));
+  }
+  if (!aligned16(ws.data)) return Status::invalid_argument("decode_attention: workspace is not 16-byte aligned");
+  return Status::ok();
+}
+
+}  // namespace baton::attention

@@ -1,0 +1,170 @@
+// decode_attention without a GPU: the reference on hand-worked cases, the workspace size, and
+// argument validation (a Status naming the argument and value, before any CUDA call).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "baton/attention.h"
+#include "reference/attention_ref.h"
+
+namespace baton {
+namespace {
+
+// One request, one page of 4 keys, head_dim 2, one head; q holds q_len rows.
+ref::AttentionCase one_page_case(std::vector<float> k, std::vector<float> v, std::vector<float> q, int len) {
+  ref::AttentionCase c;
+  c.head_dim = 2;
+  c.page_size = 4;
+  c.q = q;
+  c.k = k;
+  c.v = v;
+  c.stride_token = c.head_dim;
+  c.stride_head = 0;
+  c.stride_page = 4 * c.head_dim;
+  c.cache_seqlens = {len};
+  c.page_table = {0};
+  c.pt_stride = 1;
+  return c;
+}
+
+TEST(AttentionReference, HandWorkedTwoKeys) {
+  // q = (1, 0), keys (1, 0) and (0, 1), scale 1: scores 1 and 0.
+  auto c = one_page_case({1, 0, 0, 1, 0, 0, 0, 0}, {2, 0, 0, 4, 0, 0, 0, 0}, {1, 0}, 2);
+  std::vector<double> out, lse;
+  ref::decode_attention(c, out, lse);
+  double const e = std::exp(1.0);
+  EXPECT_NEAR(out[0], 2 * e / (e + 1), 1e-12);
+  EXPECT_NEAR(out[1], 4 / (e + 1), 1e-12);
+  EXPECT_NEAR(lse[0], std::log(e + 1), 1e-12);
+  // A sink of logit 0 adds exp(0) to the denominator, once.
+  c.sinks = {0.f};
+  ref::decode_attention(c, out, lse);
+  EXPECT_NEAR(out[0], 2 * e / (e + 2), 1e-12);
+  EXPECT_NEAR(lse[0], std::log(e + 2), 1e-12);
+}
+
+TEST(AttentionReference, EmptyRowIsZerosWithMinusInfLse) {
+  auto c = one_page_case({1, 0, 0, 1, 0, 0, 0, 0}, {2, 0, 0, 4, 0, 0, 0, 0}, {1, 0}, 0);
+  c.sinks = {1.f};
+  std::vector<double> out, lse;
+  ref::decode_attention(c, out, lse);
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[1], 0);
+  EXPECT_TRUE(std::isinf(lse[0]) && lse[0] < 0);
+}
+
+TEST(AttentionReference, WindowAndCausalDraftTokens) {
+  // 3 keys, q_len 2: token 0 sees keys 0..1, token 1 sees 0..2; window 0: only itself.
+  auto c = one_page_case({1, 0, 1, 0, 1, 0, 0, 0}, {1, 0, 2, 0, 3, 0, 0, 0}, {1, 0, 1, 0}, 3);
+  c.q_len = 2;
+  std::vector<double> out, lse;
+  ref::decode_attention(c, out, lse);
+  EXPECT_NEAR(out[0], 1.5, 1e-12);  // equal scores: mean of v0, v1
+  EXPECT_NEAR(out[2], 2.0, 1e-12);  // mean of v0, v1, v2
+  c.window_left = 0;
+  ref::decode_attention(c, out, lse);
+  EXPECT_NEAR(out[0], 2.0, 1e-12);
+  EXPECT_NEAR(out[2], 3.0, 1e-12);
+}
+
+TEST(AttentionWorkspace, SizeFollowsMaxSplits) {
+  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 1), 0u);
+  size_t const rows = 4 * 8 * 1 * 32;
+  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 8), rows * 128 * 4 + rows * 4);
+}
+
+void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x100000 * i); }
+
+DecodeAttentionArgs valid_args() {
+  DecodeAttentionArgs a;
+  a.q = TensorView::contiguous(fake(1), DType::kBFloat16, {4, 32, 128});
+  a.k_cache = TensorView::contiguous(fake(2), DType::kBFloat16, {100, 64, 8, 128});
+  a.v_cache = TensorView::contiguous(fake(3), DType::kBFloat16, {100, 64, 8, 128});
+  a.cache_seqlens = TensorView::contiguous(fake(4), DType::kInt32, {4});
+  a.page_table = TensorView::contiguous(fake(5), DType::kInt32, {4, 20});
+  a.out = TensorView::contiguous(fake(6), DType::kBFloat16, {4, 32, 128});
+  return a;
+}
+
+TEST(AttentionValidation, ValidArgsAreSupported) {
+  DecodeAttentionArgs a = valid_args();
+  Status s = decode_attention_supported(a);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  a.layout = KvLayout::kHND;
+  a.k_cache = TensorView::contiguous(fake(2), DType::kBFloat16, {100, 8, 64, 128});
+  a.v_cache = TensorView::contiguous(fake(3), DType::kBFloat16, {100, 8, 64, 128});
+  a.q_len = 2;
+  a.q = TensorView::contiguous(fake(1), DType::kBFloat16, {8, 32, 128});
+  a.out = TensorView::contiguous(fake(6), DType::kBFloat16, {8, 32, 128});
+  s = decode_attention_supported(a);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+}
+
+TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
+  struct Case {
+    char const* name;
+    std::function<void(DecodeAttentionArgs&)> apply;
+    StatusCode code;
+    std::vector<std::string> has;
+  };
+  std::vector<Case> const cases = {
+      {"head_dim 96", [](auto& a) { a.q.shape[2] = 96; }, StatusCode::kUnsupported, {"head_dim 96"}},
+      {"group not dividing", [](auto& a) { a.q.shape[1] = 30; }, StatusCode::kInvalidArgument,
+       {"num_q_heads 30", "num_kv_heads 8"}},
+      {"group too large",
+       [](auto& a) {
+         a.k_cache.shape[2] = 1;
+         a.v_cache.shape[2] = 1;
+       },
+       StatusCode::kUnsupported, {"group 32"}},
+      {"page size 48",
+       [](auto& a) {
+         a.k_cache.shape[1] = 48;
+         a.v_cache.shape[1] = 48;
+       },
+       StatusCode::kInvalidArgument, {"page_size 48"}},
+      {"dtype mismatch", [](auto& a) { a.k_cache.dtype = DType::kFloat16; }, StatusCode::kInvalidArgument,
+       {"k_cache dtype float16", "bfloat16"}},
+      {"q_len 9", [](auto& a) { a.q_len = 9; }, StatusCode::kInvalidArgument, {"q_len 9"}},
+      {"tokens not multiple of q_len", [](auto& a) { a.q_len = 3; }, StatusCode::kInvalidArgument, {"q_len 3"}},
+      {"null q", [](auto& a) { a.q.data = nullptr; }, StatusCode::kInvalidArgument, {"q is null"}},
+      {"seqlens int64", [](auto& a) { a.cache_seqlens.dtype = DType::kInt64; }, StatusCode::kInvalidArgument,
+       {"cache_seqlens dtype int64"}},
+      {"max_splits 0", [](auto& a) { a.max_splits = 0; }, StatusCode::kInvalidArgument, {"max_splits 0"}},
+      {"out shape", [](auto& a) { a.out.shape[1] = 16; }, StatusCode::kInvalidArgument, {"out dim 1 is 16"}},
+      {"lse dtype",
+       [](auto& a) { a.lse = TensorView::contiguous(fake(7), DType::kBFloat16, {4, 32}); },
+       StatusCode::kInvalidArgument, {"lse dtype bfloat16"}},
+      {"sinks shape",
+       [](auto& a) { a.sinks = TensorView::contiguous(fake(8), DType::kFloat32, {8}); },
+       StatusCode::kInvalidArgument, {"sinks dim 0 is 8"}},
+      {"unaligned cache stride", [](auto& a) { a.k_cache.stride[2] = 129; }, StatusCode::kInvalidArgument,
+       {"k_cache stride 129"}},
+      {"window -2", [](auto& a) { a.window_left = -2; }, StatusCode::kInvalidArgument, {"window_left -2"}},
+      {"negative softcap", [](auto& a) { a.softcap = -1; }, StatusCode::kInvalidArgument, {"softcap"}},
+  };
+  for (Case const& c : cases) {
+    SCOPED_TRACE(c.name);
+    DecodeAttentionArgs a = valid_args();
+    c.apply(a);
+    for (Status const& s : {decode_attention_supported(a), decode_attention(a, {})}) {
+      EXPECT_EQ(s.code(), c.code) << s.to_string();
+      for (auto const& needle : c.has) EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+    }
+  }
+}
+
+TEST(AttentionValidation, WorkspaceTooSmall) {
+  DecodeAttentionArgs a = valid_args();
+  a.max_splits = 8;
+  size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
+  Status s = decode_attention(a, {fake(9), need - 16});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("workspace of " + std::to_string(need - 16) + " bytes is too small"), std::string::npos)
+      << s.message();
+}
+
+}  // namespace
+}  // namespace baton

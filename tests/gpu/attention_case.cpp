@@ -1,0 +1,197 @@
+#include "gpu/attention_case.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+
+namespace baton::test {
+namespace {
+
+uint16_t to_bits(float f, DType t) {
+  uint16_t bits;
+  if (t == DType::kBFloat16) {
+    __nv_bfloat16 h = __float2bfloat16_rn(f);
+    std::memcpy(&bits, &h, 2);
+  } else {
+    __half h = __float2half_rn(f);
+    std::memcpy(&bits, &h, 2);
+  }
+  return bits;
+}
+
+float from_bits(uint16_t bits, DType t) {
+  if (t == DType::kBFloat16) {
+    __nv_bfloat16 h;
+    std::memcpy(&h, &bits, 2);
+    return __bfloat162float(h);
+  }
+  __half h;
+  std::memcpy(&h, &bits, 2);
+  return __half2float(h);
+}
+
+// Random values rounded to the dtype; `bits` gets the raw encoding.
+void random_fill(std::vector<float>& vals, std::vector<uint16_t>& bits, DType t, std::mt19937_64& rng, float scale) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  bits.resize(vals.size());
+  for (size_t i = 0; i < vals.size(); ++i) {
+    bits[i] = to_bits(dist(rng), t);
+    vals[i] = from_bits(bits[i], t);
+  }
+}
+
+}  // namespace
+
+DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
+  std::mt19937_64 rng(s.seed);
+  int const batch = static_cast<int>(s.lens.size());
+  int const D = s.head_dim, ps = s.page_size, hkv = s.num_kv_heads;
+  c.batch = batch;
+  c.q_len = s.q_len;
+  c.num_q_heads = s.num_q_heads;
+  c.num_kv_heads = hkv;
+  c.head_dim = D;
+  c.page_size = ps;
+  c.scale = 1.0f / std::sqrt(static_cast<float>(D));
+  c.window_left = s.window_left;
+  c.softcap = s.softcap;
+  int max_len = 1;
+  for (int l : s.lens) max_len = std::max(max_len, l);
+  c.pt_stride = (max_len + ps - 1) / ps + 2;  // padded rows
+  pool_pages_ = int64_t(batch) * c.pt_stride + 3;
+
+  // Pool strides (elements). Padded: 8 extra elements per head row and 16 per page.
+  int64_t const row = s.padded ? D + 8 : D;
+  if (s.layout == KvLayout::kNHD) {
+    c.stride_head = row;
+    c.stride_token = hkv * row;
+    c.stride_page = ps * c.stride_token + (s.padded ? 16 : 0);
+  } else {
+    c.stride_token = row;
+    c.stride_head = ps * row;
+    c.stride_page = hkv * c.stride_head + (s.padded ? 16 : 0);
+  }
+  size_t const pool_elems = size_t(pool_pages_) * c.stride_page;
+  std::vector<uint16_t> bits;
+  c.q.resize(size_t(batch) * s.q_len * s.num_q_heads * D);
+  random_fill(c.q, bits, s.dtype, rng, 2.0f);
+  q.upload(bits);
+  c.k.resize(pool_elems);
+  random_fill(c.k, bits, s.dtype, rng, 1.0f);
+  k.upload(bits);
+  c.v.resize(pool_elems);
+  random_fill(c.v, bits, s.dtype, rng, 1.0f);
+  v.upload(bits);
+
+  c.cache_seqlens.assign(s.lens.begin(), s.lens.end());
+  seqlens.upload(c.cache_seqlens);
+  fill_pages(s.seed * 7 + 1);
+  if (!s.splits.empty()) splits.upload(std::vector<int32_t>(s.splits.begin(), s.splits.end()));
+  if (s.sinks) {
+    c.sinks.resize(s.num_q_heads);
+    for (auto& x : c.sinks) x = std::uniform_real_distribution<float>(-2, 4)(rng);
+    sinks.upload(c.sinks);
+  }
+  if (s.alibi) {
+    c.alibi.resize(s.num_q_heads);
+    for (int h = 0; h < s.num_q_heads; ++h) c.alibi[h] = std::pow(2.0f, -8.0f * (h + 1) / s.num_q_heads);
+    alibi.upload(c.alibi);
+  }
+  int64_t const tokens = int64_t(batch) * s.q_len;
+  out.resize(tokens * s.num_q_heads * D);
+  lse.resize(tokens * s.num_q_heads);
+  workspace.resize(std::max<size_t>(1, decode_attention_workspace_bytes(batch, s.q_len, s.num_q_heads, D, s.max_splits)));
+
+  DecodeAttentionArgs& a = args;
+  a.q = TensorView::contiguous(q.get(), s.dtype, {tokens, s.num_q_heads, D});
+  auto pool_view = [&](void* p) {
+    return s.layout == KvLayout::kNHD
+               ? TensorView::strided(p, s.dtype, {pool_pages_, ps, hkv, D}, {c.stride_page, c.stride_token, c.stride_head, 1})
+               : TensorView::strided(p, s.dtype, {pool_pages_, hkv, ps, D}, {c.stride_page, c.stride_head, c.stride_token, 1});
+  };
+  a.k_cache = pool_view(k.get());
+  a.v_cache = pool_view(v.get());
+  a.layout = s.layout;
+  a.cache_seqlens = TensorView::contiguous(seqlens.get(), DType::kInt32, {batch});
+  a.page_table = TensorView::strided(page_table.get(), DType::kInt32, {batch, c.pt_stride - 1}, {c.pt_stride, 1});
+  if (!s.splits.empty()) a.num_kv_splits = TensorView::contiguous(splits.get(), DType::kInt32, {batch});
+  a.max_splits = s.max_splits;
+  a.q_len = s.q_len;
+  a.window_left = s.window_left;
+  a.softcap = s.softcap;
+  if (s.sinks) a.sinks = TensorView::contiguous(sinks.get(), DType::kFloat32, {s.num_q_heads});
+  if (s.alibi) a.alibi_slopes = TensorView::contiguous(alibi.get(), DType::kFloat32, {s.num_q_heads});
+  a.out = TensorView::contiguous(out.get(), s.dtype, {tokens, s.num_q_heads, D});
+  a.lse = TensorView::contiguous(lse.get(), DType::kFloat32, {tokens, s.num_q_heads});
+}
+
+void DeviceAttention::fill_pages(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> perm(pool_pages_);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  c.page_table.assign(size_t(c.batch) * c.pt_stride, -7);  // padding never read
+  size_t next = 0;
+  for (int b = 0; b < c.batch; ++b) {
+    int64_t const pages = (c.cache_seqlens[b] + c.page_size - 1) / c.page_size;
+    for (int64_t j = 0; j < pages; ++j) c.page_table[b * c.pt_stride + j] = perm[next++];
+  }
+  page_table.upload(c.page_table);
+}
+
+void DeviceAttention::reshuffle(std::vector<int> const& lens, std::vector<int> const& new_splits, uint64_t seed) {
+  c.cache_seqlens.assign(lens.begin(), lens.end());
+  seqlens.upload(c.cache_seqlens);
+  fill_pages(seed);
+  if (!new_splits.empty()) splits.upload(std::vector<int32_t>(new_splits.begin(), new_splits.end()));
+}
+
+void DeviceAttention::poison() {
+  out.poison(0xFF);  // NaN in bf16 and fp16
+  lse.poison(0xFF);
+  workspace.poison(0xFF);
+}
+
+::testing::AssertionResult DeviceAttention::matches_reference() const {
+  std::vector<double> ref_out, ref_lse;
+  std::vector<float> naive_out, naive_lse;
+  ref::decode_attention(c, ref_out, ref_lse);
+  ref::decode_attention_naive(c, naive_out, naive_lse);
+  std::vector<uint16_t> got_bits = out.download();
+  std::vector<float> got_lse = lse.download();
+  // The same-precision error: float math, output rounded to the dtype.
+  double naive_err = 0;
+  for (size_t i = 0; i < ref_out.size(); ++i) {
+    naive_err = std::max(naive_err, std::fabs(double(from_bits(to_bits(naive_out[i], shape_.dtype), shape_.dtype)) - ref_out[i]));
+  }
+  double const atol = 1e-3;
+  double const tol = 2 * naive_err + atol;
+  size_t bad = 0;
+  std::string msg;
+  for (size_t i = 0; i < ref_out.size(); ++i) {
+    float const g = from_bits(got_bits[i], shape_.dtype);
+    double const err = std::fabs(double(g) - ref_out[i]);
+    if (!(err <= tol)) {  // NaN fails
+      if (bad < 6) msg += "\n  out[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(ref_out[i]);
+      ++bad;
+    }
+  }
+  for (size_t i = 0; i < ref_lse.size(); ++i) {
+    double const w = ref_lse[i], g = got_lse[i];
+    bool const ok = std::isinf(w) ? (std::isinf(g) && g < 0) : std::fabs(g - w) <= 2e-3 + 1e-4 * std::fabs(w);
+    if (!ok) {
+      if (bad < 6) msg += "\n  lse[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(w);
+      ++bad;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " elements outside tolerance " << tol << " (2 x naive error "
+                                       << naive_err << " + " << atol << ")" << msg;
+}
+
+}  // namespace baton::test

@@ -1,0 +1,52 @@
+// Random paged decode-attention cases mirrored on the device, checked against
+// tests/reference/attention_ref with the FlashAttention tolerance rule (docs/numerics.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "baton/attention.h"
+#include "common/gpu.h"
+#include "reference/attention_ref.h"
+
+namespace baton::test {
+
+struct AttnShape {
+  std::vector<int> lens = {1000};  // KV length per request (batch = lens.size())
+  int q_len = 1, num_q_heads = 32, num_kv_heads = 8, head_dim = 128, page_size = 16;
+  DType dtype = DType::kBFloat16;
+  KvLayout layout = KvLayout::kNHD;
+  bool padded = false;             // non-contiguous pool strides
+  int max_splits = 1;
+  std::vector<int> splits;         // empty: no num_kv_splits tensor (max_splits for all)
+  int window_left = -1;
+  float softcap = 0;
+  bool sinks = false, alibi = false;
+  uint64_t seed = 1;
+};
+
+struct DeviceAttention {
+  ref::AttentionCase c;
+  DeviceBuffer<uint16_t> q, k, v, out;
+  DeviceBuffer<int32_t> seqlens, page_table, splits;
+  DeviceBuffer<float> lse, sinks, alibi;
+  DeviceBuffer<unsigned char> workspace;
+  DecodeAttentionArgs args;
+
+  explicit DeviceAttention(AttnShape const& s);
+  Workspace ws() { return {workspace.get(), workspace.size()}; }
+  void poison();
+  // Uploads new lengths (same batch), a fresh page assignment and new split counts.
+  void reshuffle(std::vector<int> const& lens, std::vector<int> const& splits, uint64_t seed);
+  // The op's outputs against the fp64 reference: |err| <= 2 * |naive err| + atol, NaN/inf exact.
+  ::testing::AssertionResult matches_reference() const;
+  std::vector<uint16_t> out_bits() const { return out.download(); }
+  std::vector<float> lse_values() const { return lse.download(); }
+
+ private:
+  AttnShape shape_;
+  int64_t pool_pages_ = 0;
+  void fill_pages(uint64_t seed);
+};
+
+}  // namespace baton::test

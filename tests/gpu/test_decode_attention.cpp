@@ -1,0 +1,278 @@
+// decode_attention on the GPU against the fp64 reference: edge cases first (lengths, groups,
+// layouts, strides, splits, windows, q_len > 1, sinks, softcap, ALiBi), then a seeded sweep,
+// then graph replay with new inputs and bitwise PDL on/off, graph/eager and split padding.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baton/attention.h"
+#include "common/gpu.h"
+#include "gpu/attention_case.h"
+
+namespace baton::test {
+namespace {
+
+class DecodeAttention : public GpuTest {
+ protected:
+  void check(AttnShape const& s, PdlMode pdl = PdlMode::kAuto) {
+    DeviceAttention d(s);
+    d.poison();
+    BATON_ASSERT_OK(decode_attention(d.args, d.ws(), {nullptr, pdl}));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(d.matches_reference());
+  }
+};
+
+std::vector<int> edge_lengths(int ps) { return {0, 1, ps - 1, ps, ps + 1, 17, 97, 1000}; }
+
+TEST_F(DecodeAttention, EdgeLengthsOneSplit) {
+  AttnShape s;
+  s.lens = edge_lengths(16);
+  check(s);
+}
+
+TEST_F(DecodeAttention, EdgeLengthsThreeAndMaxSplits) {
+  AttnShape s;
+  s.lens = edge_lengths(64);
+  s.page_size = 64;
+  s.max_splits = 3;
+  check(s);  // every request 3 splits (no num_kv_splits tensor)
+  s.max_splits = 16;
+  s.splits = {1, 1, 2, 16, 3, 16, 7, 16};  // per request, incl. more splits than keys
+  check(s);
+}
+
+TEST_F(DecodeAttention, LongRequest20548) {
+  AttnShape s;
+  s.lens = {20548};
+  s.num_q_heads = 64;
+  s.num_kv_heads = 8;
+  s.max_splits = 32;
+  s.splits = {29};
+  check(s);
+}
+
+TEST_F(DecodeAttention, GroupsAndLayouts) {
+  for (int group : {1, 4, 8, 16}) {
+    for (KvLayout layout : {KvLayout::kNHD, KvLayout::kHND}) {
+      SCOPED_TRACE("group " + std::to_string(group) + (layout == KvLayout::kNHD ? " NHD" : " HND"));
+      AttnShape s;
+      s.lens = {5, 300, 77};
+      s.num_kv_heads = 2;
+      s.num_q_heads = 2 * group;
+      s.layout = layout;
+      s.max_splits = 4;
+      s.splits = {1, 4, 2};
+      s.seed = group * 10 + (layout == KvLayout::kHND);
+      check(s);
+    }
+  }
+}
+
+TEST_F(DecodeAttention, NonContiguousStrides) {
+  for (KvLayout layout : {KvLayout::kNHD, KvLayout::kHND}) {
+    AttnShape s;
+    s.lens = {129, 64, 1};
+    s.layout = layout;
+    s.padded = true;
+    s.max_splits = 2;
+    check(s);
+  }
+}
+
+TEST_F(DecodeAttention, HeadDimsAndDtypes) {
+  for (int d : {64, 128, 256}) {
+    for (DType t : {DType::kBFloat16, DType::kFloat16}) {
+      SCOPED_TRACE("head_dim " + std::to_string(d) + (t == DType::kBFloat16 ? " bf16" : " fp16"));
+      AttnShape s;
+      s.lens = {333, 40};
+      s.head_dim = d;
+      s.dtype = t;
+      s.max_splits = 3;
+      s.seed = d + (t == DType::kFloat16);
+      check(s);
+    }
+  }
+}
+
+TEST_F(DecodeAttention, AllPageSizes) {
+  for (int ps = 1; ps <= 256; ps *= 2) {
+    SCOPED_TRACE("page_size " + std::to_string(ps));
+    AttnShape s;
+    s.lens = {ps - 1 > 0 ? ps - 1 : 1, ps + 1, 3 * ps + 5};
+    s.page_size = ps;
+    s.max_splits = 2;
+    s.seed = ps;
+    check(s);
+  }
+}
+
+TEST_F(DecodeAttention, SlidingWindowShorterAndLonger) {
+  for (int window : {0, 31, 100, 5000}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    AttnShape s;
+    s.lens = {1000, 64, 3};
+    s.window_left = window;
+    s.max_splits = 4;
+    check(s);
+  }
+}
+
+TEST_F(DecodeAttention, DraftTokensCausal) {
+  for (int q_len : {2, 4, 8}) {
+    SCOPED_TRACE("q_len " + std::to_string(q_len));
+    AttnShape s;
+    s.lens = {q_len - 1, q_len, 500};  // the first request has rows with no visible key
+    s.q_len = q_len;
+    s.max_splits = 3;
+    s.seed = q_len;
+    check(s);
+  }
+}
+
+TEST_F(DecodeAttention, SinksCountedOnceWithManySplits) {
+  AttnShape s;
+  s.lens = {2000, 10, 0};
+  s.sinks = true;
+  s.max_splits = 16;
+  s.splits = {16, 3, 1};
+  check(s);
+  s.max_splits = 1;
+  s.splits = {};
+  check(s);
+}
+
+TEST_F(DecodeAttention, SoftcapAlibiAndScale) {
+  AttnShape s;
+  s.lens = {700, 33};
+  s.softcap = 30.f;
+  s.alibi = true;
+  s.max_splits = 5;
+  check(s);
+}
+
+// ---- seeded sweep --------------------------------------------------------------------------
+
+TEST_F(DecodeAttention, SeededSweep) {
+  std::mt19937_64 rng(2026);
+  for (int i = 0; i < 24; ++i) {
+    AttnShape s;
+    int const batch = 1 + int(rng() % 6);
+    s.lens.clear();
+    for (int b = 0; b < batch; ++b) s.lens.push_back(int(rng() % 3000));
+    int const groups[] = {1, 2, 4, 8, 16};
+    int const group = groups[rng() % 5];
+    s.num_kv_heads = 1 + int(rng() % 3);
+    s.num_q_heads = s.num_kv_heads * group;
+    s.head_dim = 64 << (rng() % 3);
+    s.page_size = 1 << (rng() % 9);
+    s.q_len = 1 + int(rng() % 4);
+    s.dtype = rng() % 2 ? DType::kBFloat16 : DType::kFloat16;
+    s.layout = rng() % 2 ? KvLayout::kNHD : KvLayout::kHND;
+    s.padded = rng() % 3 == 0;
+    s.max_splits = 1 + int(rng() % 8);
+    if (rng() % 2) {
+      for (int b = 0; b < batch; ++b) s.splits.push_back(1 + int(rng() % s.max_splits));
+    }
+    s.window_left = rng() % 4 == 0 ? int(rng() % 500) : -1;
+    s.softcap = rng() % 4 == 0 ? 20.f : 0.f;
+    s.sinks = rng() % 3 == 0;
+    s.alibi = rng() % 5 == 0;
+    s.seed = 1000 + i;
+    SCOPED_TRACE("sweep case " + std::to_string(i));
+    check(s);
+  }
+}
+
+// ---- graphs and bitwise equality -----------------------------------------------------------
+
+TEST_F(DecodeAttention, GraphCapturedOnceReplaysNewLengthsPagesAndSplits) {
+  AttnShape s;
+  s.lens = {900, 50, 2000, 1};
+  s.max_splits = 8;
+  s.splits = {4, 1, 8, 1};
+  DeviceAttention d(s);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  BATON_ASSERT_OK(decode_attention(d.args, d.ws(), {stream, PdlMode::kAuto}));
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  std::mt19937_64 rng(5);
+  for (int replay = 0; replay < 4; ++replay) {
+    SCOPED_TRACE("replay " + std::to_string(replay));
+    std::vector<int> lens, splits;
+    for (int b = 0; b < 4; ++b) {
+      lens.push_back(int(rng() % 2000));
+      splits.push_back(1 + int(rng() % 8));
+    }
+    d.reshuffle(lens, splits, 77 + replay);
+    d.poison();
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    EXPECT_TRUE(d.matches_reference());
+  }
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
+  AttnShape s;
+  s.lens = {1500, 3, 777};
+  s.max_splits = 8;
+  s.splits = {5, 1, 3};
+  s.sinks = true;
+  DeviceAttention d(s);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto run = [&](PdlMode pdl, bool graph) {
+    d.poison();
+    if (graph) {
+      cudaGraph_t g;
+      cudaGraphExec_t e;
+      EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+      EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
+      EXPECT_EQ(cudaStreamEndCapture(stream, &g), cudaSuccess);
+      EXPECT_EQ(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+      EXPECT_EQ(cudaGraphLaunch(e, stream), cudaSuccess);
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      cudaGraphExecDestroy(e);
+      cudaGraphDestroy(g);
+    } else {
+      EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    }
+    std::vector<uint16_t> bits = d.out_bits();
+    std::vector<float> lse = d.lse_values();
+    std::vector<unsigned char> all(bits.size() * 2 + lse.size() * 4);
+    std::memcpy(all.data(), bits.data(), bits.size() * 2);
+    std::memcpy(all.data() + bits.size() * 2, lse.data(), lse.size() * 4);
+    return all;
+  };
+  std::vector<unsigned char> const base = run(PdlMode::kOff, false);
+  EXPECT_TRUE(d.matches_reference());
+  for (auto [pdl, graph] : {std::pair{PdlMode::kOn, false}, {PdlMode::kOff, true}, {PdlMode::kOn, true}}) {
+    std::vector<unsigned char> const other = run(pdl, graph);
+    EXPECT_TRUE(bitwise_equal(other.data(), base.data(), base.size(), "outputs vs PDL-off eager"));
+  }
+  // Split plans that differ only in padding: a larger max_splits (grid), same per-request counts.
+  DecodeAttentionArgs padded = d.args;
+  padded.max_splits = 16;
+  DeviceBuffer<unsigned char> ws16(decode_attention_workspace_bytes(3, 1, 32, 128, 16));
+  d.poison();
+  BATON_ASSERT_OK(decode_attention(padded, {ws16.get(), ws16.size()}, {stream, PdlMode::kOn}));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<uint16_t> bits = d.out_bits();
+  std::vector<uint16_t> base_bits(base.size() / 2 - d.lse_values().size() * 2);
+  std::memcpy(base_bits.data(), base.data(), base_bits.size() * 2);
+  EXPECT_TRUE(bitwise_equal(bits.data(), base_bits.data(), base_bits.size() * 2, "max_splits 16 vs 8"));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+}  // namespace
+}  // namespace baton::test
