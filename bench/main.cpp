@@ -1,11 +1,12 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
-//   baton-bench metadata [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
+//   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
+//   baton-bench attention [--json FILE] [--quick]
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "metadata_bench.h"
+#include "bench_options.h"
 
 namespace {
 
@@ -13,7 +14,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
                "subcommands:\n"
-               "  metadata   build_decode_metadata vs the multi-launch baseline\n");
+               "  metadata   build_decode_metadata vs the multi-launch baseline\n"
+               "  attention  paged split-K decode attention (producer + reducer)\n");
   return 2;
 }
 
@@ -35,7 +37,12 @@ int main(int argc, char** argv) {
       return usage();
     }
   }
+#if defined(BATON_HAS_METADATA)
   if (sub == "metadata") return baton::bench::run_metadata_bench(opt);
+#endif
+#if defined(BATON_HAS_ATTENTION)
+  if (sub == "attention") return baton::bench::run_attention_bench(opt);
+#endif
   std::fprintf(stderr, "unknown subcommand %s\n", sub.c_str());
   return usage();
 }

@@ -20,7 +20,7 @@
 #include "baton/metadata.h"
 #include "common/pdl.cuh"
 #include "harness.h"
-#include "metadata_bench.h"
+#include "bench_options.h"
 #include "report.h"
 #include "runtime/launch.h"
 

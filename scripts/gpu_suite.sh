@@ -7,7 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
-benches=("${@:-metadata}")
+benches=("${@:-metadata attention}")
+[ $# -gt 0 ] && benches=("$@") || benches=(metadata attention)
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 cmake --preset release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
@@ -17,7 +18,7 @@ ctest --preset release -j8 > "$out/ctest.log" 2>&1
 test_rc=$?
 
 compute-sanitizer --tool memcheck --error-exitcode 3 build/release/tests/baton_gpu_tests \
-  --gtest_filter='DecodeMetadata.*:Seeded/SpecPageTable.*:PlanKvSplits.*:*ps1_b7_*:*ps256_b1000_*' \
+  --gtest_filter='DecodeMetadata.*:Seeded/SpecPageTable.*:PlanKvSplits.*:*ps1_b7_*:*ps256_b1000_*:DecodeAttention.EdgeLengths*:DecodeAttention.AllPageSizes:DecodeAttention.DraftTokensCausal:DecodeAttention.NonContiguousStrides' \
   > "$out/memcheck.log" 2>&1
 memcheck_rc=$?
 

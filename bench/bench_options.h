@@ -11,5 +11,6 @@ struct BenchOptions {
 };
 
 int run_metadata_bench(BenchOptions const& options);
+int run_attention_bench(BenchOptions const& options);
 
 }  // namespace baton::bench

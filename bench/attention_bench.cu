@@ -1,0 +1,206 @@
+// baton-bench attention: paged split-K decode attention at the shapes of ../shared/BENCHMARKS.md
+// (bf16, 32 query heads, 8 KV heads, head_dim 128, page 64, NHD) plus two ragged batches.
+// Split counts come from plan_kv_splits (the SGLang heuristic, max_splits 64) run once per
+// shape before capture. Each call in a graph reads its own KV pool (rotating over enough
+// pools that a graph's working set is >= 3x the L2), as each layer of a model has its own.
+//
+// bytes_moved: K and V of every cached token once, L * 8 heads * 128 * 2 B * 2; q, out and
+// the split scratch are < 1% of it at every shape here and are not counted.
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baton/attention.h"
+#include "baton/metadata.h"
+#include "bench_options.h"
+#include "harness.h"
+#include "report.h"
+
+namespace baton::bench {
+namespace {
+
+constexpr int kHq = 32, kHkv = 8, kD = 128, kPage = 64, kMaxSplits = 64;
+constexpr double kTargetTBs = 4.4;
+
+__global__ void fill_random_bf16(uint16_t* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint32_t x = uint32_t(i) * 2654435761u ^ seed;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    x ^= x >> 15;
+    float const f = (x & 0xFFFF) / 32768.0f - 1.0f;  // [-1, 1)
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    p[i] = uint16_t(bits >> 16);  // truncation to bf16 is fine for timing data
+  }
+}
+
+struct Case {
+  std::string name;
+  std::vector<int> lens;
+};
+
+struct Pool {
+  uint16_t *k = nullptr, *v = nullptr;
+};
+
+}  // namespace
+
+int run_attention_bench(BenchOptions const& opt) {
+  GpuReport gpu = describe_gpu();
+  std::printf("baton-bench attention | %s | %d SMs | L2 %zu MB | %s | rev %s\n", gpu.name.c_str(), gpu.num_sms,
+              gpu.l2_bytes >> 20, gpu.clocks.c_str(), gpu.revision.c_str());
+  FILE* json = opt.json_path.empty() ? nullptr : std::fopen(opt.json_path.c_str(), "w");
+  std::vector<Case> cases;
+  auto uniform = [](int b, int l) { return std::vector<int>(b, l); };
+  for (auto [b, l] : std::vector<std::pair<int, int>>{{1, 1024}, {1, 8192}, {8, 1024}, {32, 8192}, {64, 4096},
+                                                       {128, 2048}, {1, 32768}, {16, 32768}}) {
+    cases.push_back({std::to_string(b) + "x" + std::to_string(l / 1024) + "K", uniform(b, l)});
+  }
+  std::vector<int> one_long(16, 1024);
+  one_long[0] = 32768;
+  cases.push_back({"1x32K+15x1K", one_long});
+  std::vector<int> mix;
+  for (int l = 64; l <= 16384; l *= 2) mix.push_back(l), mix.push_back(l + l / 3);
+  cases.push_back({"mix64..16K", mix});
+  if (opt.quick) cases = {cases[0], cases[3], cases[6], cases[8]};
+
+  Table table({"shape", "KV MB", "graph us", "PDL off", "TB/s", "of 4.4", "cold us", "cold PDL off", "eager us",
+               "eager PDL off", "target"});
+  Timer timer;
+  std::mt19937_64 rng(7);
+  for (Case const& c : cases) {
+    int const batch = static_cast<int>(c.lens.size());
+    int64_t total_tokens = 0, max_pages = 0;
+    for (int l : c.lens) {
+      total_tokens += l;
+      max_pages = std::max<int64_t>(max_pages, (l + kPage - 1) / kPage);
+    }
+    double const kv_bytes = double(total_tokens) * kHkv * kD * 2 * 2;
+    int64_t const num_pages = 0 + [&] {
+      int64_t n = 0;
+      for (int l : c.lens) n += (l + kPage - 1) / kPage;
+      return n;
+    }();
+    size_t const pool_elems = size_t(num_pages) * kPage * kHkv * kD;
+    int const num_pools = std::clamp(static_cast<int>(3.0 * gpu.l2_bytes / kv_bytes) + 1, 2, 20);
+    std::vector<Pool> pools(num_pools);
+    for (int i = 0; i < num_pools; ++i) {
+      cudaMalloc(&pools[i].k, pool_elems * 2);
+      cudaMalloc(&pools[i].v, pool_elems * 2);
+      fill_random_bf16<<<1024, 256>>>(pools[i].k, pool_elems, 2 * i + 1);
+      fill_random_bf16<<<1024, 256>>>(pools[i].v, pool_elems, 2 * i + 2);
+    }
+    std::vector<int32_t> pages(num_pages);
+    std::iota(pages.begin(), pages.end(), 0);
+    std::shuffle(pages.begin(), pages.end(), rng);
+    std::vector<int32_t> table_host(size_t(batch) * max_pages, 0);
+    size_t next = 0;
+    for (int b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < (c.lens[b] + kPage - 1) / kPage; ++j) table_host[b * max_pages + j] = pages[next++];
+    uint16_t *q, *out;
+    int32_t *lens_d, *table_d, *splits_d;
+    float* lse;
+    void* ws;
+    size_t const ws_bytes = decode_attention_workspace_bytes(batch, 1, kHq, kD, kMaxSplits);
+    cudaMalloc(&q, size_t(batch) * kHq * kD * 2);
+    cudaMalloc(&out, size_t(batch) * kHq * kD * 2);
+    cudaMalloc(&lse, size_t(batch) * kHq * 4);
+    cudaMalloc(&lens_d, batch * 4);
+    cudaMalloc(&table_d, table_host.size() * 4);
+    cudaMalloc(&splits_d, batch * 4);
+    cudaMalloc(&ws, std::max<size_t>(ws_bytes, 16));
+    fill_random_bf16<<<64, 256>>>(q, size_t(batch) * kHq * kD, 99);
+    cudaMemcpy(lens_d, c.lens.data(), batch * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(table_d, table_host.data(), table_host.size() * 4, cudaMemcpyHostToDevice);
+
+    PlanKvSplitsArgs plan;
+    plan.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
+    plan.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
+    plan.params = {kHq, kHkv, kMaxSplits, 0};
+    Status st = plan_kv_splits(plan);
+    std::vector<int32_t> splits(batch);
+    cudaMemcpy(splits.data(), splits_d, batch * 4, cudaMemcpyDeviceToHost);
+    if (!st.is_ok()) std::fprintf(stderr, "plan_kv_splits: %s\n", st.to_string().c_str());
+
+    auto call = [&](PdlMode pdl) {
+      return [&, pdl](cudaStream_t stream, int i) {
+        Pool const& pool = pools[i % num_pools];
+        DecodeAttentionArgs a;
+        a.q = TensorView::contiguous(q, DType::kBFloat16, {batch, kHq, kD});
+        a.k_cache = TensorView::contiguous(pool.k, DType::kBFloat16, {num_pages, kPage, kHkv, kD});
+        a.v_cache = TensorView::contiguous(pool.v, DType::kBFloat16, {num_pages, kPage, kHkv, kD});
+        a.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
+        a.page_table = TensorView::contiguous(table_d, DType::kInt32, {batch, max_pages});
+        a.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
+        a.max_splits = kMaxSplits;
+        a.out = TensorView::contiguous(out, DType::kBFloat16, {batch, kHq, kD});
+        a.lse = TensorView::contiguous(lse, DType::kFloat32, {batch, kHq});
+        Status s = decode_attention(a, {ws, ws_bytes}, {stream, pdl});
+        if (!s.is_ok()) std::fprintf(stderr, "decode_attention: %s\n", s.to_string().c_str());
+        return s.is_ok();
+      };
+    };
+    int const calls = 20;
+    Timing g_on = timer.in_graph_per_call(call(PdlMode::kOn), calls);
+    Timing g_off = timer.in_graph_per_call(call(PdlMode::kOff), calls);
+    Timing c_on = timer.cold_single_call(call(PdlMode::kOn));
+    Timing c_off = timer.cold_single_call(call(PdlMode::kOff));
+    Timing e_on = timer.eager(call(PdlMode::kOn));
+    Timing e_off = timer.eager(call(PdlMode::kOff));
+    double const tbs = g_on.ok ? kv_bytes / (g_on.median_us * 1e6) : 0;
+
+    std::string target = "-";
+    if (c.name == "1x1K") target = "<= 3.4 / cold 8.6";
+    if (c.name == "8x1K") target = "<= 6.4 / cold 15.5";
+    if (c.name == "1x8K") target = "<= 7 / cold 15.9";
+    if (c.name == "1x32K") target = ">= 4.0 TB/s";
+    if (kv_bytes >= 256e6) target = ">= 4.4 TB/s";
+    if (c.name.find('+') != std::string::npos || c.name.find("mix") != std::string::npos) {
+      target = "<= " + fmt(1.2 * kv_bytes / (kTargetTBs * 1e6), 1) + " us";
+    }
+    table.add({c.name, fmt(kv_bytes / 1e6, 1), fmt(g_on.median_us), fmt(g_off.median_us), fmt(tbs, 2),
+               fmt(100 * tbs / kTargetTBs, 0) + "%", fmt(c_on.median_us), fmt(c_off.median_us), fmt(e_on.median_us),
+               fmt(e_off.median_us), target});
+    if (json) {
+      auto line = [&](char const* method, char const* pdl, Timing const& t) {
+        if (!t.ok) return;
+        JsonLine j;
+        j.str("bench", "attention").str("shape", c.name).num("batch", batch).num("kv_bytes", kv_bytes);
+        j.str("method", method).str("pdl", pdl).num("median_us", t.median_us).num("p10_us", t.p10_us);
+        j.num("p90_us", t.p90_us).num("pools", num_pools).str("gpu", gpu.name).str("rev", gpu.revision);
+        std::fprintf(json, "%s\n", j.done().c_str());
+      };
+      line("graph", "on", g_on);
+      line("graph", "off", g_off);
+      line("cold", "on", c_on);
+      line("cold", "off", c_off);
+      line("eager", "on", e_on);
+      line("eager", "off", e_off);
+    }
+    std::string splits_str;
+    for (int i = 0; i < std::min(batch, 4); ++i) splits_str += std::to_string(splits[i]) + " ";
+    std::fprintf(stderr, "%s: %d pools, splits %s\n", c.name.c_str(), num_pools, splits_str.c_str());
+    for (Pool& p : pools) {
+      cudaFree(p.k);
+      cudaFree(p.v);
+    }
+    for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws}) cudaFree(p);
+  }
+  std::printf("\nin-graph per call: 20 calls per graph, each on its own KV pool (rotating), median of 30 replays;\n"
+              "cold: single-call graph after a 256 MB overwrite, median of 200; eager: C++ launches.\n"
+              "TB/s = K+V bytes / in-graph time (PDL on). bf16, 32/8 heads, head_dim 128, page 64.\n\n");
+  table.print();
+  if (json) std::fclose(json);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(err));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace baton::bench
