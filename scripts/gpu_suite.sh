@@ -2,12 +2,11 @@
 # One call on the GPU machine: configure + build (release preset), every test, a memcheck
 # pass over the kernel tests, then the benchmarks. Full logs go to $OUT (or ./gpu-logs);
 # the last lines printed are the short summary.
-#   scripts/gpu_suite.sh [bench-subcommand ...]     (default: metadata)
+#   scripts/gpu_suite.sh [bench-subcommand ...]     (default: metadata attention)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
-benches=("${@:-metadata attention}")
 [ $# -gt 0 ] && benches=("$@") || benches=(metadata attention)
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
