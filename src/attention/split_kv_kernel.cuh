@@ -155,17 +155,36 @@ __global__ void __launch_bounds__(kThreads)
   t_end = t_end < L ? t_end : L;
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
 
-  // Packed rows of this CTA: q rows into shared memory as float, pre-scaled.
-  for (int i = threadIdx.x; i < kRowsPerCta * D; i += kThreads) {
-    int const r = i / D, d = i % D;
-    float val = 0;
-    if (r < rows_here) {
-      int const g = chunk * kRowsPerCta + r;
-      int const t = g / p.group, h = kv_head * p.group + g % p.group;
-      T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
-      val = static_cast<float>(q[d]) * p.scale;
+  // Packed rows of this CTA: q rows into shared memory as float, pre-scaled. All loads of a
+  // thread are issued before any store (one latency, not kQChunks).
+  {
+    constexpr int kQChunks = kRowsPerCta * D / 8 / kThreads;  // 16-byte chunks per thread
+    uint4 raw[kQChunks];
+#pragma unroll
+    for (int i = 0; i < kQChunks; ++i) {
+      int const c = threadIdx.x + i * kThreads, r = c / (D / 8), d = (c % (D / 8)) * 8;
+      raw[i] = make_uint4(0, 0, 0, 0);
+      if (r < rows_here) {
+        int const g = chunk * kRowsPerCta + r;
+        int const t = g / p.group, h = kv_head * p.group + g % p.group;
+        T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
+        if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
+          raw[i] = *reinterpret_cast<uint4 const*>(q + d);
+        } else {
+          T* e = reinterpret_cast<T*>(&raw[i]);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) e[k] = q[d + k];
+        }
+      }
     }
-    q_s[i] = val;
+#pragma unroll
+    for (int i = 0; i < kQChunks; ++i) {
+      int const c = threadIdx.x + i * kThreads, r = c / (D / 8), d = (c % (D / 8)) * 8;
+      float f[8];
+      Vec8<T>::to_float(raw[i], f);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) q_s[r * D + d + k] = f[k] * p.scale;
+    }
   }
 
   // Per-row state: row r = warp + 4 * i.
