@@ -1,8 +1,11 @@
 // decode_attention host adapter: validate -> configure -> launch producer (-> reducer).
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/split_kv_kernel.cuh"
+#include "attention/split_kv_mma_kernel.cuh"
 #include "attention/validate.h"
 #include "baton/attention.h"
 #include "runtime/check.h"
@@ -13,15 +16,34 @@ namespace {
 
 using attention::AttentionParams;
 
-template <class T, int D>
-Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
-  size_t const smem = attention::SmemLayout<D>::kBytes;
+// BATON_ATTENTION_SIMT=1 selects the CUDA-core producer (the reference implementation the
+// tensor-core one is checked against); read once.
+bool use_simt_producer() {
+  static bool const simt = [] {
+    char const* v = std::getenv("BATON_ATTENTION_SIMT");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return simt;
+}
+
+template <class Kernel>
+Status launch_producer(Kernel* kernel, size_t smem, AttentionParams const& p, LaunchOptions const& options) {
   detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
-  auto* split_kv = attention::split_kv_kernel<T, D>;
-  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(split_kv), producer, smem));
+  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(kernel), producer, smem));
   detail::LaunchConfig config{dim3(p.max_splits, p.num_kv_heads * p.row_chunks, p.batch), dim3(attention::kThreads),
                               smem};
-  BATON_RETURN_IF_ERROR(detail::launch(split_kv, producer, config, options, p));
+  return detail::launch(kernel, producer, config, options, p);
+}
+
+template <class T, int D>
+Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
+  if (use_simt_producer()) {
+    BATON_RETURN_IF_ERROR(
+        launch_producer(attention::split_kv_kernel<T, D>, attention::SmemLayout<D>::kBytes, p, options));
+  } else {
+    BATON_RETURN_IF_ERROR(
+        launch_producer(attention::split_kv_mma_kernel<T, D>, attention::MmaSmem<D>::kBytes, p, options));
+  }
   if (p.max_splits == 1) return Status::ok();  // every request finished in the producer
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;

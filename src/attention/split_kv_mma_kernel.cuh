@@ -1,0 +1,342 @@
+// Paged split-K decode attention: the tensor-core producer (decode-attention.md).
+//
+// Same contract, grid and outputs as split_kv_kernel.cuh (which stays as the reference
+// implementation on CUDA cores); the math runs on mma.sync m16n8k16 (bf16 / fp16 in, fp32
+// accumulate):
+//   S[16 rows x 16 keys] = Q[16 x D] . K^T   (Q fragments by ldmatrix from shared memory)
+//   online softmax per row in registers (quad shuffles), P re-packed as the A operand
+//   O[16 x D] += P[16 x 16] . V[16 x D]      (V fragments by ldmatrix.trans)
+// Each of the 4 warps streams its own tiles of 16 keys (tiles w, w + 4, ...) through a
+// private 2-stage cp.async buffer, so the loop needs no CTA barrier; at the end the warps'
+// (m, l, O) are merged through shared memory.
+//
+// Grid: (max_splits, num_kv_heads * row_chunks, batch); 128 threads; up to 16 packed rows
+// (row = t * group + g) per CTA, so one K/V tile load serves every query head of the kv head.
+// Shared memory: Q 16 x (D + 8) + 4 warps x 2 stages x (K, V) x 16 x (D + 8) elements.
+//
+// Numerics: fp32 accumulation; softmax_scale applied to S in fp32; P rounded to the input
+// dtype for the P.V product (as FlashAttention does).
+//
+// PDL contract: nothing but kernel parameters is read before wait_on_prior_grid() (q, the
+// KV cache, lengths, page table and split counts come from earlier kernels of the step);
+// CTAs past the request's split count exit after the wait. Triggers after the KV loop,
+// before the merge and final stores; merge_splits_kernel follows.
+#pragma once
+
+#include "attention/split_kv_kernel.cuh"
+
+namespace baton::attention {
+
+constexpr int kMmaTileKeys = 16;
+
+template <int D>
+struct MmaSmem {
+  static constexpr int kPitch = D + 8;  // elements; 16-byte rows, ldmatrix conflict-free
+  static constexpr size_t kQBytes = size_t(kRowsPerCta) * kPitch * 2;
+  static constexpr size_t kStageBytes = size_t(2) * kMmaTileKeys * kPitch * 2;  // K and V
+  static constexpr size_t kWarpBytes = 2 * kStageBytes;
+  static constexpr size_t kMergeBytes = size_t(kWarps) * kRowsPerCta * (D + 2) * sizeof(float);
+  static constexpr size_t kKvBytes = kWarps * kWarpBytes;
+  static constexpr size_t kBytes = kQBytes + (kKvBytes > kMergeBytes ? kKvBytes : kMergeBytes);
+};
+
+template <class T>
+struct MmaOp;
+template <>
+struct MmaOp<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+};
+template <>
+struct MmaOp<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+};
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], void const* smem) {
+  unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], void const* smem) {
+  unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+template <class T, int D, bool kWait = true>
+__global__ void __launch_bounds__(kThreads)
+    split_kv_mma_kernel(__grid_constant__ AttentionParams const p) {
+  using Smem = MmaSmem<D>;
+  constexpr int kPitch = Smem::kPitch;
+  constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
+  constexpr int kONTiles = D / 8;   // n-tiles of O
+  constexpr int kChunksPerKey = D / 8;
+  constexpr int kLoadsPerLane = kMmaTileKeys * kChunksPerKey / 32;  // per tensor
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* q_s = reinterpret_cast<T*>(smem_raw);                         // [16][kPitch]
+  unsigned char* kv_raw = smem_raw + Smem::kQBytes;
+
+  int const split = blockIdx.x;
+  int const kv_head = blockIdx.y / p.row_chunks;
+  int const chunk = blockIdx.y % p.row_chunks;
+  int const b = blockIdx.z;
+  int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if constexpr (kWait) wait_on_prior_grid();  // everything below depends on earlier kernels
+  int const n = splits_of(p, b);
+  if (split >= n) return;
+
+  int64_t const L = p.cache_seqlens[b];
+  int64_t lo = 0;
+  if (p.window_left >= 0) {
+    lo = L - p.q_len - p.window_left;
+    lo = lo < 0 ? 0 : lo;
+  }
+  int64_t const span = L > lo ? L - lo : 0;
+  int64_t const per_split = (span + n - 1) / n;
+  int64_t const t_begin = lo + split * per_split;
+  int64_t t_end = t_begin + per_split;
+  t_end = t_end < L ? t_end : L;
+  int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
+
+  // Q rows (unscaled, input dtype) into shared memory; padded rows are zero.
+  for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
+    int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (r < rows_here) {
+      int const g = chunk * kRowsPerCta + r;
+      int const t = g / p.group, h = kv_head * p.group + g % p.group;
+      T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
+      if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
+        v = *reinterpret_cast<uint4 const*>(q + d);
+      } else {
+        T* e = reinterpret_cast<T*>(&v);
+        for (int k = 0; k < 8; ++k) e[k] = q[d + k];
+      }
+    }
+    *reinterpret_cast<uint4*>(q_s + r * kPitch + d) = v;
+  }
+
+  // This thread's two rows of every fragment: r0 = lane / 4, r1 = r0 + 8.
+  int const r0 = lane / 4, r1 = r0 + 8;
+  auto row_pos = [&](int r) {
+    int const g = chunk * kRowsPerCta + r;
+    return L - p.q_len + g / p.group;
+  };
+  auto row_head = [&](int r) { return kv_head * p.group + (chunk * kRowsPerCta + r) % p.group; };
+  int64_t const qpos0 = row_pos(r0), qpos1 = row_pos(r1);
+  bool const live0 = r0 < rows_here, live1 = r1 < rows_here;
+  float const slope0 = p.alibi != nullptr && live0 ? p.alibi[row_head(r0)] : 0.f;
+  float const slope1 = p.alibi != nullptr && live1 ? p.alibi[row_head(r1)] : 0.f;
+
+  float o[kONTiles][4];
+#pragma unroll
+  for (int j = 0; j < kONTiles; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+
+  T const* k_base = static_cast<T const*>(p.k) + int64_t(kv_head) * p.k_stride_head;
+  T const* v_base = static_cast<T const*>(p.v) + int64_t(kv_head) * p.v_stride_head;
+  int32_t const* pages = p.page_table + int64_t(b) * p.pt_stride;
+  int64_t const page_mask = (int64_t(1) << p.page_shift) - 1;
+  unsigned char* warp_kv = kv_raw + warp * Smem::kWarpBytes;
+
+  auto load_tile = [&](int stage, int64_t tile_start) {
+    T* k_dst = reinterpret_cast<T*>(warp_kv + stage * Smem::kStageBytes);
+    T* v_dst = k_dst + kMmaTileKeys * kPitch;
+#pragma unroll
+    for (int i = 0; i < kLoadsPerLane; ++i) {
+      int const c = lane + i * 32;
+      int const key = c / kChunksPerKey, part = c % kChunksPerKey;
+      int64_t const pos = tile_start + key;
+      bool const valid = pos < t_end;
+      int64_t page = 0, off = 0;
+      if (valid) {
+        page = pages[pos >> p.page_shift];
+        off = pos & page_mask;
+      }
+      cp_async_16(k_dst + key * kPitch + part * 8, k_base + page * p.k_stride_page + off * p.k_stride_token + part * 8,
+                  valid);
+      cp_async_16(v_dst + key * kPitch + part * 8, v_base + page * p.v_stride_page + off * p.v_stride_token + part * 8,
+                  valid);
+    }
+  };
+
+  __syncthreads();  // q_s complete
+  int64_t const num_tiles = t_end > t_begin ? (t_end - t_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
+  int64_t tile = warp;
+  if (tile < num_tiles) load_tile(0, t_begin + tile * kMmaTileKeys);
+  cp_async_commit();
+  for (int stage = 0; tile < num_tiles; tile += kWarps, stage ^= 1) {
+    if (tile + kWarps < num_tiles) load_tile(stage ^ 1, t_begin + (tile + kWarps) * kMmaTileKeys);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncwarp();
+    T const* k_tile = reinterpret_cast<T const*>(warp_kv + stage * Smem::kStageBytes);
+    T const* v_tile = k_tile + kMmaTileKeys * kPitch;
+
+    // S = Q . K^T: two n-tiles of 8 keys.
+    float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      uint32_t a[4], kb[4];
+      ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+      // K matrices: (keys 0-7, dims lo), (keys 0-7, dims hi), (keys 8-15, lo), (keys 8-15, hi)
+      ldmatrix_x4(kb, k_tile + ((lm / 2) * 8 + li) * kPitch + ks * 16 + (lm % 2) * 8);
+      MmaOp<T>::run(s[0], a, kb[0], kb[1]);
+      MmaOp<T>::run(s[1], a, kb[2], kb[3]);
+    }
+
+    // Scale, softcap, ALiBi, masks; online softmax over this tile.
+    int64_t const tile_start = t_begin + tile * kMmaTileKeys;
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        int64_t const kp = tile_start + nt * 8 + (lane % 4) * 2 + (e & 1);
+        bool const upper = e >= 2;
+        int64_t const qp = upper ? qpos1 : qpos0;
+        bool visible = kp < t_end && kp <= qp && (upper ? live1 : live0);
+        if (p.window_left >= 0) visible = visible && kp >= qp - p.window_left;
+        float x = s[nt][e] * p.scale;
+        if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
+        x -= (upper ? slope1 : slope0) * static_cast<float>(qp - kp);
+        x = visible ? x : -INFINITY;
+        s[nt][e] = x;
+        if (upper) {
+          mx1 = fmaxf(mx1, x);
+        } else {
+          mx0 = fmaxf(mx0, x);
+        }
+      }
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    float const mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+    float const c0 = mn0 == -INFINITY ? 1.f : __expf(m0 - mn0);
+    float const c1 = mn1 == -INFINITY ? 1.f : __expf(m1 - mn1);
+    m0 = mn0;
+    m1 = mn1;
+    uint32_t pa[4];  // P as the A operand: (r0, keys 0-7), (r1, 0-7), (r0, 8-15), (r1, 8-15)
+    float ps0 = 0.f, ps1 = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      float const p00 = mn0 == -INFINITY ? 0.f : __expf(s[nt][0] - mn0);
+      float const p01 = mn0 == -INFINITY ? 0.f : __expf(s[nt][1] - mn0);
+      float const p10 = mn1 == -INFINITY ? 0.f : __expf(s[nt][2] - mn1);
+      float const p11 = mn1 == -INFINITY ? 0.f : __expf(s[nt][3] - mn1);
+      ps0 += p00 + p01;
+      ps1 += p10 + p11;
+      pa[nt * 2 + 0] = MmaOp<T>::pack(p00, p01);
+      pa[nt * 2 + 1] = MmaOp<T>::pack(p10, p11);
+    }
+    l0 = l0 * c0 + ps0;
+    l1 = l1 * c1 + ps1;
+#pragma unroll
+    for (int j = 0; j < kONTiles; ++j) {
+      o[j][0] *= c0;
+      o[j][1] *= c0;
+      o[j][2] *= c1;
+      o[j][3] *= c1;
+    }
+    // O += P . V: V matrices (keys 0-7, dims j), (keys 8-15, dims j), (0-7, j+1), (8-15, j+1)
+#pragma unroll
+    for (int j = 0; j < kONTiles; j += 2) {
+      uint32_t vb[4];
+      ldmatrix_x4_trans(vb, v_tile + ((lm % 2) * 8 + li) * kPitch + (j + lm / 2) * 8);
+      MmaOp<T>::run(o[j], pa, vb[0], vb[1]);
+      MmaOp<T>::run(o[j + 1], pa, vb[2], vb[3]);
+    }
+    __syncwarp();  // this stage is consumed before the next iteration refills it
+  }
+  cp_async_wait<0>();
+
+  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+
+  // Merge the 4 warps' (m, l, O) through shared memory (reusing the K/V buffers).
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  __syncthreads();  // every warp is done with its K/V buffers
+  float* merge = reinterpret_cast<float*>(kv_raw);  // [warp][row][D + 2]: O, then m, l
+  constexpr int kMergePitch = D + 2;
+  float* mw = merge + size_t(warp) * kRowsPerCta * kMergePitch;
+#pragma unroll
+  for (int j = 0; j < kONTiles; ++j) {
+    int const d = j * 8 + (lane % 4) * 2;
+    mw[r0 * kMergePitch + d] = o[j][0];
+    mw[r0 * kMergePitch + d + 1] = o[j][1];
+    mw[r1 * kMergePitch + d] = o[j][2];
+    mw[r1 * kMergePitch + d + 1] = o[j][3];
+  }
+  if (lane % 4 == 0) {
+    mw[r0 * kMergePitch + D] = m0;
+    mw[r0 * kMergePitch + D + 1] = l0;
+    mw[r1 * kMergePitch + D] = m1;
+    mw[r1 * kMergePitch + D + 1] = l1;
+  }
+  __syncthreads();
+
+  bool const single = n == 1;
+  for (int idx = threadIdx.x; idx < rows_here * D; idx += kThreads) {
+    int const r = idx / D, d = idx % D;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, merge[(w * kRowsPerCta + r) * kMergePitch + D]);
+    float num = 0.f, den = 0.f;
+    if (M != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        float const* row = merge + (w * kRowsPerCta + r) * kMergePitch;
+        float const mw_r = row[D];
+        if (mw_r == -INFINITY) continue;
+        float const sc = __expf(mw_r - M);
+        num += sc * row[d];
+        den += sc * row[D + 1];
+      }
+    }
+    int const g = chunk * kRowsPerCta + r;
+    int const t = g / p.group, h = kv_head * p.group + g % p.group;
+    int64_t const token = int64_t(b) * p.q_len + t;
+    if (single) {
+      float denom = den;
+      if (p.sinks != nullptr && M != -INFINITY) denom += __expf(p.sinks[h] - M);
+      float const inv = denom > 0 ? 1.f / denom : 0.f;
+      static_cast<T*>(p.out)[token * p.out_stride_token + h * p.out_stride_head + d] = from_float<T>(num * inv);
+      if (p.lse != nullptr && d == 0) {
+        p.lse[token * p.lse_stride_token + h] = M == -INFINITY ? -INFINITY : M + __logf(denom);
+      }
+    } else {
+      int64_t const prow = ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
+      p.part_o[prow * D + d] = den > 0 ? num / den : 0.f;
+      if (d == 0) p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
+    }
+  }
+}
+
+}  // namespace baton::attention
