@@ -1,7 +1,7 @@
 // baton-bench attention: paged split-K decode attention at the shapes of ../shared/BENCHMARKS.md
 // (bf16, 32 query heads, 8 KV heads, head_dim 128, page 64, NHD) plus two ragged batches.
-// Split counts come from plan_kv_splits (the SGLang heuristic, max_splits 64) run once per
-// shape before capture. Each call in a graph reads its own KV pool (rotating over enough
+// Split counts come from plan_kv_splits (the SGLang heuristic, max_splits 64, with baton's
+// 256-key floor per split) run once per shape before capture. Each call in a graph reads its own KV pool (rotating over enough
 // pools that a graph's working set is >= 3x the L2), as each layer of a model has its own.
 //
 // bytes_moved: K and V of every cached token once, L * 8 heads * 128 * 2 B * 2; q, out and
@@ -23,6 +23,7 @@ namespace baton::bench {
 namespace {
 
 constexpr int kHq = 32, kHkv = 8, kD = 128, kPage = 64, kMaxSplits = 64;
+constexpr int kMinKeysPerSplit = 256;  // SplitPlanParams::min_keys_per_split
 constexpr double kTargetTBs = 4.4;
 
 __global__ void fill_random_bf16(uint16_t* p, size_t n, uint32_t seed) {
@@ -120,7 +121,7 @@ int run_attention_bench(BenchOptions const& opt) {
     PlanKvSplitsArgs plan;
     plan.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
     plan.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
-    plan.params = {kHq, kHkv, kMaxSplits, 0};
+    plan.params = {kHq, kHkv, kMaxSplits, 0, kMinKeysPerSplit};
     Status st = plan_kv_splits(plan);
     std::vector<int32_t> splits(batch);
     cudaMemcpy(splits.data(), splits_d, batch * 4, cudaMemcpyDeviceToHost);

@@ -29,6 +29,9 @@ struct SplitPlanParams {
   int num_kv_heads = 0;
   int max_splits = 0;  // capture-time bound; the attention grid is sized by it
   int num_sms = 0;     // 0: the current device's SM count
+  // 0: exactly the SGLang baseline. > 0: additionally never cut a request into splits of
+  // fewer keys than this (per-split and merge costs dominate short splits).
+  int min_keys_per_split = 0;
 };
 
 // ---- build_decode_metadata ------------------------------------------------------------

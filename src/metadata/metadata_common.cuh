@@ -21,6 +21,7 @@ struct SplitPlanDevice {
   int max_splits = 1;
   int num_sms = 1;
   int ctas_per_request = 1;  // ceil(num_q_heads / min(16, group)), or num_q_heads if group == 1
+  int min_keys_per_split = 0;
 };
 
 __device__ __forceinline__ void set_error(int32_t* flags, int32_t bits) {
@@ -92,7 +93,12 @@ __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t mi
   s2 = s2 < p.max_splits ? s2 : p.max_splits;
   int64_t const c2 = ceil_div(max_len, s2);
   int64_t const a = ceil_div(len, c1), b = ceil_div(len, c2);
-  return static_cast<int>(a > b ? a : b);
+  int64_t splits = a > b ? a : b;
+  if (p.min_keys_per_split > 0) {
+    int64_t const cap = ceil_div(len, p.min_keys_per_split);
+    splits = splits < cap ? splits : cap;
+  }
+  return static_cast<int>(splits);
 }
 
 // One CTA: cache_seqlens[i] = clamp(len(i)), cu_seqlens_k = exclusive prefix with the total

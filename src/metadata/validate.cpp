@@ -44,6 +44,9 @@ Status validate_split_plan(SplitPlanParams const& plan, char const* op) {
   }
   if (plan.max_splits < 1) return c.fail("split_plan.max_splits " + str(plan.max_splits) + " must be >= 1");
   if (plan.num_sms < 0) return c.fail("split_plan.num_sms " + str(plan.num_sms) + " must be >= 0 (0: this device)");
+  if (plan.min_keys_per_split < 0) {
+    return c.fail("split_plan.min_keys_per_split " + str(plan.min_keys_per_split) + " must be >= 0 (0: off)");
+  }
   return Status::ok();
 }
 

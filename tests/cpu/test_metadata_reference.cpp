@@ -57,6 +57,12 @@ TEST(PlanKvSplitsReference, RaggedBatchSplitsTheLongRequest) {
   EXPECT_EQ(plan_kv_splits({64, 10000}, {32, 32, 8, 132}), (std::vector<int32_t>{1, 8}));
 }
 
+TEST(PlanKvSplitsReference, MinKeysPerSplitCapsShortRequests) {
+  // Baseline: 16 splits of 63 keys for 1000 keys; with a 256-key floor: ceil(1000/256) = 4.
+  EXPECT_EQ(plan_kv_splits({1000, 1000}, {32, 8, 16, 132, 256}), (std::vector<int32_t>{4, 4}));
+  EXPECT_EQ(plan_kv_splits({0, 100}, {32, 8, 16, 132, 256}), (std::vector<int32_t>{1, 1}));
+}
+
 TEST(PlanKvSplitsReference, ZeroLengthPlansOneSplitWithoutDividingByZero) {
   EXPECT_EQ(plan_kv_splits({0}, {32, 8, 16, 132}), (std::vector<int32_t>{1}));
   EXPECT_EQ(plan_kv_splits({0, 0, 5000}, {32, 8, 16, 132})[0], 1);

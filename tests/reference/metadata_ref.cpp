@@ -72,7 +72,9 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
   // 6.
   for (size_t b = 0; b < lens.size(); ++b) {
     int64_t const len = std::max<int32_t>(lens[b], 1);
-    splits[b] = static_cast<int32_t>(std::max(cdiv(len, c1), cdiv(len, c2)));
+    int64_t n = std::max(cdiv(len, c1), cdiv(len, c2));
+    if (plan.min_keys_per_split > 0) n = std::min(n, cdiv(len, plan.min_keys_per_split));  // baton's cap
+    splits[b] = static_cast<int32_t>(n);
   }
   return splits;
 }

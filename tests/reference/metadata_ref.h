@@ -20,6 +20,7 @@ struct IntMatrix {
 
 struct SplitPlan {
   int num_q_heads = 0, num_kv_heads = 0, max_splits = 0, num_sms = 0;
+  int min_keys_per_split = 0;  // 0: the SGLang baseline
 };
 
 // SGLang's split heuristic; a length of 0 plans as 1 token.
