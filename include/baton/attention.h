@@ -38,7 +38,8 @@ struct DecodeAttentionArgs {
 };
 
 // Scratch for partial results of requests that use more than one split (0 when max_splits
-// is 1): batch_size * max_splits * q_len * num_q_heads * (head_dim + 2) floats.
+// is 1): rows = batch_size * max_splits * q_len * num_q_heads; rows * head_dim floats of
+// partial outputs, then rows floats of partial lse rounded up to 16 bytes.
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
                                         int max_splits);
 

@@ -1,5 +1,6 @@
 #include "attention/validate.h"
 
+#include <climits>
 #include <cmath>
 #include <string>
 
@@ -26,7 +27,7 @@ Status check_cache(Checker const& c, TensorView const& kv, char const* name, DTy
   BATON_RETURN_IF_ERROR(c.dim(kv, name, head_dim_axis, head_dim, "head_dim of q"));
   BATON_RETURN_IF_ERROR(c.unit_stride(kv, name, head_dim_axis));
   for (int d = 0; d < 3; ++d) {
-    if (kv.stride[d] % 8 != 0) {
+    if (kv.shape[d] > 1 && kv.stride[d] % 8 != 0) {  // a size-1 dim's stride is never used
       return c.fail(std::string(name) + " stride " + str(kv.stride[d]) + " in dim " + str(d) +
                     " is not a multiple of 8 elements (16-byte loads)");
     }
@@ -41,6 +42,12 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   Checker c("decode_attention");
   BATON_RETURN_IF_ERROR(c.tensor(a.q, "q", 3, {DType::kBFloat16, DType::kFloat16}));
   BATON_RETURN_IF_ERROR(c.unit_stride(a.q, "q", 2));
+  for (TensorView const* t : {&a.q, &a.k_cache, &a.v_cache}) {
+    for (int d = 0; d < t->rank; ++d) {
+      if (t->shape[d] > INT32_MAX) return c.fail("a dimension of " + t->describe() + " exceeds 2^31 - 1");
+    }
+  }
+  if (a.q.shape[1] < 1) return c.fail("num_q_heads " + str(a.q.shape[1]) + " must be >= 1");
   int64_t const num_tokens = a.q.shape[0];
   int const num_q_heads = static_cast<int>(a.q.shape[1]);
   int const head_dim = static_cast<int>(a.q.shape[2]);
@@ -67,6 +74,7 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
     return c.fail("page_size " + str(page_size) + " is not a power of two in [1, 256]");
   }
   int64_t const num_pages = a.k_cache.shape[0];
+  if (num_pages < 1) return c.fail("k_cache has no pages (" + a.k_cache.describe() + ")");
   BATON_RETURN_IF_ERROR(check_cache(c, a.k_cache, "k_cache", a.q.dtype, a.layout, num_kv_heads, page_size, head_dim, num_pages));
   BATON_RETURN_IF_ERROR(check_cache(c, a.v_cache, "v_cache", a.q.dtype, a.layout, num_kv_heads, page_size, head_dim, num_pages));
 
@@ -76,6 +84,7 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   BATON_RETURN_IF_ERROR(c.tensor(a.page_table, "page_table", 2, {DType::kInt32}));
   BATON_RETURN_IF_ERROR(c.dim(a.page_table, "page_table", 0, batch, "batch_size"));
   BATON_RETURN_IF_ERROR(c.unit_stride(a.page_table, "page_table", 1));
+  if (a.page_table.shape[1] < 1) return c.fail("page_table has no columns (" + a.page_table.describe() + ")");
   if (a.num_kv_splits.defined()) {
     BATON_RETURN_IF_ERROR(c.tensor(a.num_kv_splits, "num_kv_splits", 1, {DType::kInt32}));
     BATON_RETURN_IF_ERROR(c.dim(a.num_kv_splits, "num_kv_splits", 0, batch, "batch_size"));

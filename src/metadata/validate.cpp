@@ -1,5 +1,6 @@
 #include "metadata/validate.h"
 
+#include <climits>
 #include <string>
 
 #include "runtime/check.h"
@@ -63,6 +64,10 @@ Status validate(DecodeMetadataArgs const& a) {
     return c.fail("page_size " + str(a.page_size) + " is not a power of two in [1, 256]");
   }
   int64_t const max_context = a.req_to_token.shape[1];
+  if (batch * max_context > INT32_MAX) {
+    return c.fail("batch_size " + str(batch) + " x max_context " + str(max_context) +
+                  " tokens could overflow the int32 cu_seqlens_k");
+  }
   int64_t const pages_needed = (max_context + a.page_size - 1) / a.page_size;
 
   BATON_RETURN_IF_ERROR(check_vector_out(c, a.cache_seqlens, "cache_seqlens", batch, "batch_size"));
@@ -116,6 +121,9 @@ Status validate(SpecPageTableArgs const& a) {
   BATON_RETURN_IF_ERROR(c.dim(a.draft_lens, "draft_lens", 0, rows, "batch_size * num_draft_tokens"));
   BATON_RETURN_IF_ERROR(c.tensor(a.page_table, "page_table", 2, {DType::kInt32}));
   BATON_RETURN_IF_ERROR(c.dim(a.page_table, "page_table", 0, rows, "batch_size * num_draft_tokens"));
+  if (rows * a.page_table.shape[1] > INT32_MAX) {
+    return c.fail(str(rows) + " rows x " + str(a.page_table.shape[1]) + " columns could overflow the int32 cu_seqlens_k");
+  }
   BATON_RETURN_IF_ERROR(check_vector_out(c, a.cache_seqlens, "cache_seqlens", rows, "batch_size * num_draft_tokens"));
   BATON_RETURN_IF_ERROR(check_vector_out(c, a.cu_seqlens_k, "cu_seqlens_k", rows + 1, "batch_size * num_draft_tokens + 1"));
   return check_error_flags(c, a.error_flags);

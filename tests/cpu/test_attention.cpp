@@ -144,6 +144,22 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
        {"k_cache stride 129"}},
       {"window -2", [](auto& a) { a.window_left = -2; }, StatusCode::kInvalidArgument, {"window_left -2"}},
       {"negative softcap", [](auto& a) { a.softcap = -1; }, StatusCode::kInvalidArgument, {"softcap"}},
+      {"no query heads",
+       [](auto& a) {
+         a.q.shape[1] = 0;
+         a.out.shape[1] = 0;
+       },
+       StatusCode::kInvalidArgument, {"num_q_heads 0"}},
+      {"heads past int32", [](auto& a) { a.q.shape[1] = (int64_t(1) << 32) + 32; }, StatusCode::kInvalidArgument,
+       {"exceeds 2^31 - 1"}},
+      {"empty page table", [](auto& a) { a.page_table.shape[1] = 0; }, StatusCode::kInvalidArgument,
+       {"page_table has no columns"}},
+      {"empty pool",
+       [](auto& a) {
+         a.k_cache.shape[0] = 0;
+         a.v_cache.shape[0] = 0;
+       },
+       StatusCode::kInvalidArgument, {"k_cache has no pages"}},
   };
   for (Case const& c : cases) {
     SCOPED_TRACE(c.name);
@@ -154,6 +170,16 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
       for (auto const& needle : c.has) EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
     }
   }
+}
+
+TEST(AttentionValidation, SizeOneDimsNeedNoAlignedStride) {
+  DecodeAttentionArgs a = valid_args();
+  a.q = TensorView::contiguous(fake(1), DType::kBFloat16, {4, 8, 128});
+  a.out = TensorView::contiguous(fake(6), DType::kBFloat16, {4, 8, 128});
+  a.k_cache = TensorView::strided(fake(2), DType::kBFloat16, {100, 64, 1, 128}, {64 * 128, 128, 1, 1});
+  a.v_cache = a.k_cache;
+  Status s = decode_attention_supported(a);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
 }
 
 TEST(AttentionValidation, WorkspaceTooSmall) {

@@ -84,6 +84,12 @@ TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
        {"max_splits", "0"}},
       {"fill past capacity", [](auto& a) { a.fill_columns = 65; }, {"fill_columns", "65"}},
       {"negative stride", [](auto& a) { a.req_to_token.stride[0] = -4096; }, {"req_to_token", "negative stride"}},
+      {"cu_seqlens_k could overflow",
+       [](auto& a) {
+         a.req_to_token.shape[1] = int64_t(1) << 29;
+         a.page_table.shape[1] = (int64_t(1) << 29) / 64;
+       },
+       {"could overflow the int32 cu_seqlens_k"}},
       {"error_flags dtype",
        [](auto& a) { a.error_flags = TensorView::contiguous(fake(10), DType::kInt64, {1}); },
        {"error_flags", "int64"}},
