@@ -62,4 +62,40 @@ std::string gpu_skip_reason() {
   return ::testing::AssertionFailure() << what << ": " << bad << " of " << got.size() << " outside tolerance" << msg;
 }
 
+std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
+    std::function<Status(cudaStream_t, PdlMode)> const& op, std::function<void()> const& poison,
+    std::function<std::vector<unsigned char>()> const& snapshot) {
+  std::vector<std::vector<unsigned char>> out;
+  cudaStream_t stream;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    ADD_FAILURE() << "cudaStreamCreate failed";
+    return out;
+  }
+  for (bool graph : {false, true}) {
+    for (PdlMode pdl : {PdlMode::kOff, PdlMode::kOn}) {
+      poison();
+      if (graph) {
+        cudaGraph_t g = nullptr;
+        cudaGraphExec_t e = nullptr;
+        EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+        Status st = op(stream, pdl);
+        EXPECT_TRUE(st.is_ok()) << st.to_string();
+        EXPECT_EQ(cudaStreamEndCapture(stream, &g), cudaSuccess);
+        EXPECT_EQ(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+        EXPECT_EQ(cudaGraphLaunch(e, stream), cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        if (e) cudaGraphExecDestroy(e);
+        if (g) cudaGraphDestroy(g);
+      } else {
+        Status st = op(stream, pdl);
+        EXPECT_TRUE(st.is_ok()) << st.to_string();
+        EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      }
+      out.push_back(snapshot());
+    }
+  }
+  cudaStreamDestroy(stream);
+  return out;
+}
+
 }  // namespace baton::test

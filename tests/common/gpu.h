@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "baton/launch.h"
 #include "baton/status.h"
 
 #define CUDA_CHECK(expr)                                                              \
@@ -118,5 +120,17 @@ template <class T>
 // |got - want| <= atol + rtol * |want|, with NaN and +-inf required at the same positions.
 ::testing::AssertionResult all_close(std::vector<float> const& got, std::vector<float> const& want,
                                      double rtol, double atol, char const* what);
+
+}  // namespace baton::test
+
+namespace baton::test {
+
+// Runs `op` four times -- PDL off/on x eager/captured graph -- on a fresh non-blocking
+// stream, calling `poison` before and `snapshot` after each run; returns the snapshots in
+// the order (off, eager), (on, eager), (off, graph), (on, graph). pdl-contract.md rule 7:
+// every public op must give the same bits in all four.
+std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
+    std::function<Status(cudaStream_t, PdlMode)> const& op, std::function<void()> const& poison,
+    std::function<std::vector<unsigned char>()> const& snapshot);
 
 }  // namespace baton::test

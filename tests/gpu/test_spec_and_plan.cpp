@@ -91,6 +91,31 @@ TEST_P(SpecPageTable, MatchesReference) {
   EXPECT_TRUE(equal_exact(lens.download(), want.cache_seqlens, "cache_seqlens"));
   EXPECT_TRUE(equal_exact(cu.download(), want.cu_seqlens_k, "cu_seqlens_k"));
   EXPECT_TRUE(equal_exact(flags.download(), std::vector<int32_t>{want.error_flags}, "error_flags"));
+
+  // pdl-contract.md rule 7: the same bits with PDL on/off, eager and in a graph.
+  auto bytes_of = [](std::vector<int32_t> const& v) {
+    return std::vector<unsigned char>(reinterpret_cast<unsigned char const*>(v.data()),
+                                      reinterpret_cast<unsigned char const*>(v.data() + v.size()));
+  };
+  auto runs = run_pdl_and_graph_configs(
+      [&](cudaStream_t stream, PdlMode pdl) { return build_spec_page_table(a, {stream, pdl}); },
+      [&] {
+        page_table.poison(0xAB);
+        lens.poison(0xAB);
+        cu.poison(0xAB);
+        flags.poison(0);
+      },
+      [&] {
+        std::vector<unsigned char> all = bytes_of(page_table.download());
+        for (auto const& v : {lens.download(), cu.download(), flags.download()}) {
+          std::vector<unsigned char> b = bytes_of(v);
+          all.insert(all.end(), b.begin(), b.end());
+        }
+        return all;
+      });
+  for (size_t i = 1; i < runs.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(runs[i].data(), runs[0].data(), runs[0].size(), "outputs vs PDL-off eager")) << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -138,6 +163,19 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
         EXPECT_TRUE(equal_exact(d_splits.download(), want, "num_kv_splits"))
             << "heads " << h.q << "/" << h.kv << " batch " << batch << " max_splits " << max_splits;
         for (int32_t v : want) ASSERT_TRUE(v >= 1 && v <= max_splits);
+        if (batch == 64 && max_splits == 64) {  // rule 7 on one configuration per head layout
+          auto runs = run_pdl_and_graph_configs(
+              [&](cudaStream_t stream, PdlMode pdl) { return plan_kv_splits(a, {stream, pdl}); },
+              [&] { d_splits.poison(0xAB); },
+              [&] {
+                std::vector<int32_t> v = d_splits.download();
+                return std::vector<unsigned char>(reinterpret_cast<unsigned char*>(v.data()),
+                                                  reinterpret_cast<unsigned char*>(v.data() + v.size()));
+              });
+          for (size_t i = 1; i < runs.size(); ++i) {
+            EXPECT_TRUE(bitwise_equal(runs[i].data(), runs[0].data(), runs[0].size(), "num_kv_splits vs PDL-off eager"));
+          }
+        }
       }
     }
   }
