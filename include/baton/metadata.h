@@ -42,7 +42,9 @@ struct DecodeMetadataArgs {
   TensorView req_pool_indices;  // [batch_size] int32 | int64, row of req_to_token
   TensorView req_to_token;      // [num_rows, max_context] int32, any strides
   int page_size = 1;            // power of two in [1, 256]
-  TensorView full_to_swa;       // optional [pool_size] int64, full slot -> SWA slot
+  TensorView full_to_swa;       // optional [pool_size] int64, full slot -> SWA slot; a negative
+                                // slot indexes from the end as in PyTorch (-1: last entry), a
+                                // slot outside [-pool_size, pool_size) sets kMetadataSwaSlotInvalid
   // outputs (int32, caller-owned, fixed addresses)
   TensorView cache_seqlens;     // [batch_size]
   TensorView cu_seqlens_k;      // [batch_size + 1]

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include <cuda_runtime_api.h>
+
 #include "baton/metadata.h"
 
 namespace baton {
@@ -104,6 +106,17 @@ TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
       for (auto const& needle : m.message_has) EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
     }
   }
+}
+
+// On a machine without a usable GPU, valid arguments get past validation and the op reports
+// the CUDA failure as a Status instead of crashing. Skipped where a GPU is present (the fake
+// pointers would then reach a kernel).
+TEST(DecodeMetadataValidation, NoGpuGivesCudaErrorStatus) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "a GPU is present";
+  Status s = build_decode_metadata(valid_decode_args());
+  EXPECT_EQ(s.code(), StatusCode::kCudaError) << s.to_string();
+  EXPECT_FALSE(s.message().empty());
 }
 
 TEST(SpecPageTableValidation, BadInputNamesArgument) {
