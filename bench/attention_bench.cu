@@ -22,8 +22,8 @@
 namespace baton::bench {
 namespace {
 
-constexpr int kHq = 32, kHkv = 8, kD = 128, kPage = 64, kMaxSplits = 64;
-constexpr int kMinKeysPerSplit = 256;  // SplitPlanParams::min_keys_per_split
+constexpr int kHq = 32, kHkv = 8, kD = 128, kPage = 64, kDefaultMaxSplits = 64;
+constexpr int kDefaultMinKeysPerSplit = 256;  // SplitPlanParams::min_keys_per_split
 constexpr double kTargetTBs = 4.4;
 
 __global__ void fill_random_bf16(uint16_t* p, size_t n, uint32_t seed) {
@@ -68,6 +68,15 @@ int run_attention_bench(BenchOptions const& opt) {
   for (int l = 64; l <= 16384; l *= 2) mix.push_back(l), mix.push_back(l + l / 3);
   cases.push_back({"mix64..16K", mix});
   if (opt.quick) cases = {cases[0], cases[3], cases[6], cases[8]};
+  if (!opt.only.empty()) {
+    std::vector<Case> kept;
+    for (Case const& c : cases)  // --only a,b: exact names
+      if (("," + opt.only + ",").find("," + c.name + ",") != std::string::npos) kept.push_back(c);
+    cases = kept;
+  }
+  int const max_splits = opt.max_splits > 0 ? opt.max_splits : kDefaultMaxSplits;
+  int const min_keys = opt.min_keys >= 0 ? opt.min_keys : kDefaultMinKeysPerSplit;
+  std::printf("split plan: max_splits %d, min_keys_per_split %d\n", max_splits, min_keys);
 
   Table table({"shape", "KV MB", "graph us", "PDL off", "TB/s", "of 4.4", "cold us", "cold PDL off", "eager us",
                "eager PDL off", "target"});
@@ -106,7 +115,7 @@ int run_attention_bench(BenchOptions const& opt) {
     int32_t *lens_d, *table_d, *splits_d;
     float* lse;
     void* ws;
-    size_t const ws_bytes = decode_attention_workspace_bytes(batch, 1, kHq, kD, kMaxSplits);
+    size_t const ws_bytes = decode_attention_workspace_bytes(batch, 1, kHq, kD, max_splits);
     cudaMalloc(&q, size_t(batch) * kHq * kD * 2);
     cudaMalloc(&out, size_t(batch) * kHq * kD * 2);
     cudaMalloc(&lse, size_t(batch) * kHq * 4);
@@ -121,7 +130,7 @@ int run_attention_bench(BenchOptions const& opt) {
     PlanKvSplitsArgs plan;
     plan.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
     plan.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
-    plan.params = {kHq, kHkv, kMaxSplits, 0, kMinKeysPerSplit};
+    plan.params = {kHq, kHkv, max_splits, 0, min_keys};
     Status st = plan_kv_splits(plan);
     std::vector<int32_t> splits(batch);
     cudaMemcpy(splits.data(), splits_d, batch * 4, cudaMemcpyDeviceToHost);
@@ -137,7 +146,7 @@ int run_attention_bench(BenchOptions const& opt) {
         a.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
         a.page_table = TensorView::contiguous(table_d, DType::kInt32, {batch, max_pages});
         a.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
-        a.max_splits = kMaxSplits;
+        a.max_splits = max_splits;
         a.out = TensorView::contiguous(out, DType::kBFloat16, {batch, kHq, kD});
         a.lse = TensorView::contiguous(lse, DType::kFloat32, {batch, kHq});
         Status s = decode_attention(a, {ws, ws_bytes}, {stream, pdl});
@@ -145,6 +154,17 @@ int run_attention_bench(BenchOptions const& opt) {
         return s.is_ok();
       };
     };
+    if (opt.profile) {  // a few eager calls for a profiler; no timing
+      for (int i = 0; i < 6; ++i) call(PdlMode::kOn)(timer.stream(), i);
+      cudaStreamSynchronize(timer.stream());
+      std::fprintf(stderr, "%s: profiled, splits %d\n", c.name.c_str(), splits[0]);
+      for (Pool& p : pools) {
+        cudaFree(p.k);
+        cudaFree(p.v);
+      }
+      for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws}) cudaFree(p);
+      continue;
+    }
     int const calls = 20;
     Timing g_on = timer.in_graph_per_call(call(PdlMode::kOn), calls);
     Timing g_off = timer.in_graph_per_call(call(PdlMode::kOff), calls);

@@ -8,6 +8,10 @@ struct BenchOptions {
   std::string json_path;  // JSON lines written here when set
   bool quick = false;     // a few representative shapes
   int shape[3] = {0, 0, 0};  // --shape B,CTX,PAGE: that one shape only
+  std::string only;          // --only A,B: attention shapes with these names
+  int min_keys = -1;         // --min-keys N: SplitPlanParams.min_keys_per_split (-1: default)
+  int max_splits = -1;       // --max-splits N: SplitPlanParams.max_splits and grid (-1: default)
+  bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)
 };
 
 int run_metadata_bench(BenchOptions const& options);

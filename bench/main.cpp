@@ -1,8 +1,9 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
 //   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
-//   baton-bench attention [--json FILE] [--quick]
+//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--profile]
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -13,6 +14,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
+               "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--profile]\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n"
                "  attention  paged split-K decode attention (producer + reducer)\n");
@@ -30,6 +32,14 @@ int main(int argc, char** argv) {
       opt.json_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%d,%d,%d", &opt.shape[0], &opt.shape[1], &opt.shape[2]) != 3) return usage();
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      opt.only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--min-keys") && i + 1 < argc) {
+      opt.min_keys = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--max-splits") && i + 1 < argc) {
+      opt.max_splits = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--profile")) {
+      opt.profile = true;
     } else if (!std::strcmp(argv[i], "--quick")) {
       opt.quick = true;
     } else {
