@@ -1,8 +1,10 @@
 // baton-bench attention: paged split-K decode attention at the shapes of ../shared/BENCHMARKS.md
 // (bf16, 32 query heads, 8 KV heads, head_dim 128, page 64, NHD) plus two ragged batches.
-// Split counts come from plan_kv_splits (the SGLang heuristic, max_splits 64, with baton's
-// 256-key floor per split) run once per shape before capture. Each call in a graph reads its own KV pool (rotating over enough
-// pools that a graph's working set is >= 3x the L2), as each layer of a model has its own.
+// Split counts come from plan_kv_splits, run once per shape before capture: baton's balanced
+// plan (ctas_per_wave = decode_attention_ctas_per_wave, max_splits 64, 128-key floor per
+// split), or SGLang's heuristic with --sglang. Each call in a graph reads its own KV pool
+// (rotating over enough pools that a graph's working set is >= 3x the L2), as each layer of
+// a model has its own.
 //
 // bytes_moved: K and V of every cached token once, L * 8 heads * 128 * 2 B * 2; q, out and
 // the split scratch are < 1% of it at every shape here and are not counted.
@@ -23,7 +25,7 @@ namespace baton::bench {
 namespace {
 
 constexpr int kHq = 32, kHkv = 8, kD = 128, kPage = 64, kDefaultMaxSplits = 64;
-constexpr int kDefaultMinKeysPerSplit = 256;  // SplitPlanParams::min_keys_per_split
+constexpr int kDefaultMinKeysPerSplit = 128;  // SplitPlanParams::min_keys_per_split
 constexpr double kTargetTBs = 4.4;
 
 __global__ void fill_random_bf16(uint16_t* p, size_t n, uint32_t seed) {
@@ -76,7 +78,13 @@ int run_attention_bench(BenchOptions const& opt) {
   }
   int const max_splits = opt.max_splits > 0 ? opt.max_splits : kDefaultMaxSplits;
   int const min_keys = opt.min_keys >= 0 ? opt.min_keys : kDefaultMinKeysPerSplit;
-  std::printf("split plan: max_splits %d, min_keys_per_split %d\n", max_splits, min_keys);
+  int wave = 0;  // SplitPlanParams::ctas_per_wave: baton's balanced plan unless --sglang
+  if (!opt.sglang_plan) {
+    Status const st = decode_attention_ctas_per_wave(kD, &wave);
+    if (!st.is_ok()) std::fprintf(stderr, "decode_attention_ctas_per_wave: %s\n", st.to_string().c_str());
+  }
+  std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d\n",
+              wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave);
 
   Table table({"shape", "KV MB", "graph us", "PDL off", "TB/s", "of 4.4", "cold us", "cold PDL off", "eager us",
                "eager PDL off", "target"});
@@ -130,7 +138,7 @@ int run_attention_bench(BenchOptions const& opt) {
     PlanKvSplitsArgs plan;
     plan.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
     plan.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
-    plan.params = {kHq, kHkv, max_splits, 0, min_keys};
+    plan.params = {kHq, kHkv, max_splits, 0, min_keys, wave};
     Status st = plan_kv_splits(plan);
     std::vector<int32_t> splits(batch);
     cudaMemcpy(splits.data(), splits_d, batch * 4, cudaMemcpyDeviceToHost);

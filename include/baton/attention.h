@@ -43,6 +43,11 @@ struct DecodeAttentionArgs {
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
                                         int max_splits);
 
+// Producer CTAs of this head_dim that run at once on the current device (SMs x CTAs per SM):
+// the value for SplitPlanParams::ctas_per_wave, so that plan_kv_splits / build_decode_metadata
+// cut the batch into one wave of equal-work CTAs. Errors: unsupported head_dim, CUDA errors.
+Status decode_attention_ctas_per_wave(int head_dim, int* ctas);
+
 Status decode_attention_supported(DecodeAttentionArgs const& args);
 Status decode_attention(DecodeAttentionArgs const& args, Workspace workspace, LaunchOptions const& options = {});
 

@@ -32,6 +32,13 @@ struct SplitPlanParams {
   // 0: exactly the SGLang baseline. > 0: additionally never cut a request into splits of
   // fewer keys than this (per-split and merge costs dominate short splits).
   int min_keys_per_split = 0;
+  // 0: the SGLang heuristic above. > 0: baton's balanced plan instead -- request b gets
+  // floor(len_b / chunk) splits (at least 1, at most max_splits), chunk = max(min_keys_per_split,
+  // ceil(sum of lengths * CTAs per request / ctas_per_wave)): the batch runs as about
+  // ctas_per_wave producer CTAs of equal work, one wave of the GPU when ctas_per_wave is
+  // decode_attention_ctas_per_wave(). Ragged batches give long requests many splits and short
+  // ones one.
+  int ctas_per_wave = 0;
 };
 
 // ---- build_decode_metadata ------------------------------------------------------------

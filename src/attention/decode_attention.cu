@@ -1,13 +1,11 @@
 // decode_attention host adapter: validate -> configure -> launch producer (-> reducer).
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/split_kv_kernel.cuh"
-#include "attention/split_kv_mma_kernel.cuh"
 #include "attention/validate.h"
 #include "baton/attention.h"
+#include "baton/device_info.h"
 #include "runtime/check.h"
 #include "runtime/launch.h"
 
@@ -16,34 +14,15 @@ namespace {
 
 using attention::AttentionParams;
 
-// BATON_ATTENTION_SIMT=1 selects the CUDA-core producer (the reference implementation the
-// tensor-core one is checked against); read once.
-bool use_simt_producer() {
-  static bool const simt = [] {
-    char const* v = std::getenv("BATON_ATTENTION_SIMT");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return simt;
-}
-
-template <class Kernel>
-Status launch_producer(Kernel* kernel, size_t smem, AttentionParams const& p, LaunchOptions const& options) {
-  detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
-  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(kernel), producer, smem));
-  detail::LaunchConfig config{dim3(p.max_splits, p.num_kv_heads * p.row_chunks, p.batch), dim3(attention::kThreads),
-                              smem};
-  return detail::launch(kernel, producer, config, options, p);
-}
-
 template <class T, int D>
 Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
-  if (use_simt_producer()) {
-    BATON_RETURN_IF_ERROR(
-        launch_producer(attention::split_kv_kernel<T, D>, attention::SmemLayout<D>::kBytes, p, options));
-  } else {
-    BATON_RETURN_IF_ERROR(
-        launch_producer(attention::split_kv_mma_kernel<T, D>, attention::MmaSmem<D>::kBytes, p, options));
-  }
+  auto* producer_kernel = attention::split_kv_kernel<T, D>;
+  size_t const smem = attention::MmaSmem<D>::kBytes;
+  detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
+  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(producer_kernel), producer, smem));
+  detail::LaunchConfig config{dim3(p.num_kv_heads * p.row_chunks, p.batch, p.max_splits), dim3(attention::kThreads),
+                              smem};
+  BATON_RETURN_IF_ERROR(detail::launch(producer_kernel, producer, config, options, p));
   if (p.max_splits == 1) return Status::ok();  // every request finished in the producer
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
@@ -74,6 +53,35 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
   return o_bytes + lse_bytes;
 }
 
+Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
+  if (ctas == nullptr) return Status::invalid_argument("decode_attention_ctas_per_wave: ctas is null");
+  *ctas = 0;
+  detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
+  void const* kernel = nullptr;
+  size_t smem = 0;
+  switch (head_dim) {
+    case 64: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 64>);
+      smem = attention::MmaSmem<64>::kBytes;
+      break;
+    case 128: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 128>);
+      smem = attention::MmaSmem<128>::kBytes;
+      break;
+    case 256: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 256>);
+      smem = attention::MmaSmem<256>::kBytes;
+      break;
+    default:
+      return Status::invalid_argument("decode_attention_ctas_per_wave: head_dim " + std::to_string(head_dim) +
+                                      " is not one of 64, 128, 256");
+  }
+  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(kernel, producer, smem));
+  int per_sm = 0;
+  BATON_RETURN_IF_ERROR(detail::resident_ctas_per_sm(kernel, producer, attention::kThreads, smem, &per_sm));
+  DeviceInfo info;
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  *ctas = per_sm * info.num_sms;
+  return Status::ok();
+}
+
 Status decode_attention_supported(DecodeAttentionArgs const& args) {
   attention::AttentionShape shape;
   return attention::validate(args, &shape);
@@ -97,9 +105,11 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
   p.v_stride_page = a.v_cache.stride[0];
   p.v_stride_token = a.v_cache.stride[nhd ? 1 : 2];
   p.v_stride_head = a.v_cache.stride[nhd ? 2 : 1];
+  p.num_pages = a.k_cache.shape[0];
   p.cache_seqlens = static_cast<int32_t const*>(a.cache_seqlens.data);
   p.page_table = static_cast<int32_t const*>(a.page_table.data);
   p.pt_stride = a.page_table.stride[0];
+  p.pt_cols = a.page_table.shape[1];
   p.num_kv_splits = static_cast<int32_t const*>(a.num_kv_splits.data);
   p.max_splits = a.max_splits;
   p.batch = s.batch;

@@ -1,328 +1,372 @@
 // Paged split-K decode attention: the producer (decode-attention.md).
 //
 // What: for request b, kv head kvh and split s, the partial attention of the packed query rows
-// of kvh (row = t * group + g: draft token t, query head kvh * group + g) over the split's
-// key range, streamed once from the paged cache.
+// of kvh (row = t * group + g: draft token t, query head kvh * group + g) over the split's key
+// range (attention_common.cuh: split_range), streamed once from the paged cache. The math runs
+// on mma.sync m16n8k16 (bf16 / fp16 in, fp32 accumulate):
+//   S[16 rows x 16 keys] = Q[16 x D] . K^T   (Q fragments by ldmatrix from shared memory)
+//   online softmax per row in registers (quad shuffles), P re-packed as the A operand
+//   O[16 x D] += P[16 x 16] . V[16 x D]      (V fragments by ldmatrix.trans)
 //
-// Grid: (max_splits, num_kv_heads * row_chunks, batch). A CTA is 4 warps and owns up to 16
-// packed rows (row_chunks = ceil(group * q_len / 16)); one K/V tile load serves all of them.
-// Split s of a request with n = num_kv_splits[b] splits covers an equal share of the visible
-// key span [lo, L) (lo = L - q_len - window_left with a window, else 0). CTAs with s >= n
-// exit after the PDL wait.
-// Tiles of 32 keys are double-buffered in shared memory with cp.async (zero-filled past the
-// span). Scores: lane j of warp w computes key j against rows w, w+4, w+8, w+12; online
-// softmax per row with warp reductions; P.V: lane owns head_dim / 32 contiguous dims.
+// Grid: (num_kv_heads * row_chunks, batch, max_splits), split slowest (cta_coords); 128
+// threads; up to 16 packed rows per CTA, so one K/V tile load serves every query head of the
+// kv head. Each of the 4 warps streams its own tiles of 16 keys (tiles w, w + 4, ...) through
+// a private kStages-deep cp.async ring, so the loop needs no CTA barrier; at the end the
+// warps' (m, l, O) are merged through shared memory.
 //
-// Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V) read once per row chunk;
-// 32 x 8K x 8 heads x 128 x 2 x 2 B = 1 GiB for the 32 x 8K shape.
+// Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) num_kv_splits[b],
+// cache_seqlens[b] and the q rows (cp.async) in one round trip; (2) the page ids of the
+// first kStages tiles, one per lane, in one round trip; (3) the first kStages tiles in one
+// round trip. In the loop, the page ids of the tile after next are loaded while the current
+// tile is consumed, so no page-table load stands between a tile's turn and its copy.
 //
-// Numerics: fp32 accumulation; q is pre-scaled by softmax_scale; exp via __expf.
-// One split (n == 1): out = acc / (l + sink term), lse written; no scratch round trip.
-// Several: part_o = acc / l and part_lse = m + log(l) (-inf for an empty split) in float.
+// Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x (D + 8) elements:
+// 106 KB at D = 128 (2 CTAs per SM), 206 KB at D = 256, 56 KB at D = 64.
 //
-// PDL contract: q (qk_norm_rope), the new KV (append), cache_seqlens, page_table and
-// num_kv_splits (metadata) all come from earlier kernels of the step, so nothing but kernel
-// parameters is read before wait_on_prior_grid(); every CTA waits, including those past the
-// request's split count. Triggers after the KV loop, before the final stores: the reducer
-// (merge_splits_kernel) is expected to follow and waits before reading the scratch.
+// Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V), read once per row chunk.
+//
+// Bounds: lengths are clamped to the page table's width, split counts to [1, max_splits],
+// and a page id outside [0, num_pages) reads nothing (its keys load as zeros).
+//
+// Numerics: fp32 accumulation; softmax_scale applied to S in fp32; P rounded to the input
+// dtype for the P.V product (as FlashAttention does). One split (n == 1): out = O / (l +
+// sink term) and lse, no scratch round trip. Several: part_o = O / l and part_lse = m +
+// log(l) (-inf for an empty split) in float, merged by merge_splits_kernel.
+//
+// PDL contract: nothing but kernel parameters is read before wait_on_prior_grid() (q, the
+// KV cache, lengths, page table and split counts come from earlier kernels of the step);
+// CTAs past the request's split count exit after the wait. Triggers after the KV loop,
+// before the merge and final stores; merge_splits_kernel follows and waits before reading
+// the scratch.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-#include <cstdint>
-
-#include "common/pdl.cuh"
+#include "attention/attention_common.cuh"
 
 namespace baton::attention {
 
-constexpr int kWarps = 4;
-constexpr int kThreads = kWarps * 32;
-constexpr int kTileKeys = 32;
-constexpr int kRowsPerCta = 16;
-constexpr int kRowsPerWarp = kRowsPerCta / kWarps;
+constexpr int kMmaTileKeys = 16;
 
-struct AttentionParams {
-  void const* q;  // [batch * q_len, num_q_heads, head_dim]
-  int64_t q_stride_token, q_stride_head;
-  void const* k;  // paged pool
-  void const* v;
-  int64_t k_stride_page, k_stride_token, k_stride_head;
-  int64_t v_stride_page, v_stride_token, v_stride_head;
-  int32_t const* cache_seqlens;  // [batch]
-  int32_t const* page_table;     // [batch, pt_stride]
-  int64_t pt_stride;
-  int32_t const* num_kv_splits;  // [batch] or null (max_splits for all)
-  int max_splits;
-  int batch, q_len, num_q_heads, num_kv_heads, group, rows, row_chunks;
-  int page_shift;
-  float scale;
-  int window_left;
-  float softcap;
-  float const* sinks;  // [num_q_heads] or null
-  float const* alibi;  // [num_q_heads] or null
-  void* out;           // [batch * q_len, num_q_heads, head_dim]
-  int64_t out_stride_token, out_stride_head;
-  float* lse;          // [batch * q_len, num_q_heads] or null
-  int64_t lse_stride_token;
-  float* part_o;       // [batch, max_splits, q_len, num_q_heads, head_dim]
-  float* part_lse;     // [batch, max_splits, q_len, num_q_heads]
+template <int D>
+struct MmaSmem {
+  static constexpr int kPitch = D + 8;  // elements; 16-byte rows, ldmatrix conflict-free
+  static constexpr size_t kQBytes = size_t(kRowsPerCta) * kPitch * 2;
+  static constexpr size_t kStageBytes = size_t(2) * kMmaTileKeys * kPitch * 2;  // K and V
+  static constexpr int kStages = 3;  // tiles in flight per warp
+  static constexpr size_t kWarpBytes = kStages * kStageBytes;
+  static constexpr size_t kMergeBytes = size_t(kWarps) * kRowsPerCta * (D + 2) * sizeof(float);
+  static constexpr size_t kKvBytes = kWarps * kWarpBytes;
+  static constexpr size_t kBytes = kQBytes + (kKvBytes > kMergeBytes ? kKvBytes : kMergeBytes);
 };
 
 template <class T>
-struct Vec8 {  // 8 elements of T <-> float
-  static __device__ __forceinline__ void to_float(uint4 const& u, float (&f)[8]) {
-    T const* h = reinterpret_cast<T const*>(&u);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) f[i] = static_cast<float>(h[i]);
+struct MmaOp;
+template <>
+struct MmaOp<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+};
+template <>
+struct MmaOp<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
   }
 };
 
-template <class T>
-__device__ __forceinline__ T from_float(float f);
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float f) { return __float2half_rn(f); }
-
-__device__ __forceinline__ void cp_async_16(void* smem, void const* gmem, bool valid) {
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], void const* smem) {
   unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  int const bytes = valid ? 16 : 0;  // 0: zero-fill, nothing read
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(addr), "l"(gmem), "r"(bytes) : "memory");
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], void const* smem) {
+  unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
 }
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-// Number of splits request b uses, in [1, max_splits].
-__device__ __forceinline__ int splits_of(AttentionParams const& p, int b) {
-  if (p.num_kv_splits == nullptr) return p.max_splits;
-  int n = p.num_kv_splits[b];
-  return n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n);
-}
-
-template <int D>
-struct SmemLayout {
-  static constexpr int kPitch = D + 8;  // bf16/fp16 elements per K/V row: 16 B pad, no conflicts
-  static constexpr size_t kQBytes = size_t(kRowsPerCta) * D * sizeof(float);
-  static constexpr size_t kTileBytes = size_t(kTileKeys) * kPitch * 2;
-  static constexpr size_t kBytes = kQBytes + 4 * kTileBytes;  // q + (K, V) x 2 stages
-};
 
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(kThreads)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
-  using Smem = SmemLayout<D>;
+  using Smem = MmaSmem<D>;
+  constexpr int kStages = Smem::kStages;
   constexpr int kPitch = Smem::kPitch;
-  constexpr int kDimsPerLane = D / 32;
-  constexpr int kChunksPerKey = D / 8;                        // 16-byte chunks
-  constexpr int kChunksPerThread = kTileKeys * kChunksPerKey / kThreads;
+  constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
+  constexpr int kONTiles = D / 8;   // n-tiles of O
+  constexpr int kChunksPerKey = D / 8;
+  constexpr int kLoadsPerLane = kMmaTileKeys * kChunksPerKey / 32;  // per tensor
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  float* q_s = reinterpret_cast<float*>(smem_raw);           // [16][D], pre-scaled
-  T* kv_s = reinterpret_cast<T*>(smem_raw + Smem::kQBytes);  // [stage][K|V][32][kPitch]
+  T* q_s = reinterpret_cast<T*>(smem_raw);                         // [16][kPitch]
+  unsigned char* kv_raw = smem_raw + Smem::kQBytes;
 
-  int const split = blockIdx.x;
-  int const kv_head = blockIdx.y / p.row_chunks;
-  int const chunk = blockIdx.y % p.row_chunks;
-  int const b = blockIdx.z;
+  CtaCoords const cta = cta_coords(p);
+  int const kv_head = cta.kv_head, chunk = cta.chunk, b = cta.b, split = cta.split;
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-  if constexpr (kWait) wait_on_prior_grid();  // everything below depends on earlier kernels
-  int const n = splits_of(p, b);
-  if (split >= n) return;
-
-  int64_t const L = p.cache_seqlens[b];
-  int64_t lo = 0;
-  if (p.window_left >= 0) {
-    lo = L - p.q_len - p.window_left;
-    lo = lo < 0 ? 0 : lo;
-  }
-  int64_t const span = L > lo ? L - lo : 0;
-  int64_t const per_split = (span + n - 1) / n;
-  int64_t const t_begin = lo + split * per_split;
-  int64_t t_end = t_begin + per_split;
-  t_end = t_end < L ? t_end : L;
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
 
-  // Packed rows of this CTA: q rows into shared memory as float, pre-scaled. All loads of a
-  // thread are issued before any store (one latency, not kQChunks).
-  {
-    constexpr int kQChunks = kRowsPerCta * D / 8 / kThreads;  // 16-byte chunks per thread
-    uint4 raw[kQChunks];
-#pragma unroll
-    for (int i = 0; i < kQChunks; ++i) {
-      int const c = threadIdx.x + i * kThreads, r = c / (D / 8), d = (c % (D / 8)) * 8;
-      raw[i] = make_uint4(0, 0, 0, 0);
-      if (r < rows_here) {
-        int const g = chunk * kRowsPerCta + r;
-        int const t = g / p.group, h = kv_head * p.group + g % p.group;
-        T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
-        if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
-          raw[i] = *reinterpret_cast<uint4 const*>(q + d);
-        } else {
-          T* e = reinterpret_cast<T*>(&raw[i]);
-#pragma unroll
-          for (int k = 0; k < 8; ++k) e[k] = q[d + k];
-        }
-      }
+  if constexpr (kWait) wait_on_prior_grid();  // everything below depends on earlier kernels
+  // Round trip 1: the split count, the length and the q rows, all in flight together.
+  int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
+  int32_t const len_raw = p.cache_seqlens[b];
+  for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
+    int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
+    T* dst = q_s + r * kPitch + d;
+    if (r >= rows_here) {
+      *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);  // padded rows are zero
+      continue;
     }
-#pragma unroll
-    for (int i = 0; i < kQChunks; ++i) {
-      int const c = threadIdx.x + i * kThreads, r = c / (D / 8), d = (c % (D / 8)) * 8;
-      float f[8];
-      Vec8<T>::to_float(raw[i], f);
-#pragma unroll
-      for (int k = 0; k < 8; ++k) q_s[r * D + d + k] = f[k] * p.scale;
+    int const g = chunk * kRowsPerCta + r;
+    int const t = g / p.group, h = kv_head * p.group + g % p.group;
+    T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
+    if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
+      cp_async_16(dst, q + d, true);
+    } else {
+      for (int k = 0; k < 8; ++k) dst[k] = q[d + k];
     }
   }
+  cp_async_commit();
+  int const n = clamp_splits(p, n_raw);
+  if (split >= n) {
+    cp_async_wait<0>();  // leave no copy in flight into shared memory that is being released
+    return;
+  }
+  int64_t const L = clamp_length(p, len_raw);
+  KeyRange const keys = split_range(p, L, n, split);
+  int64_t const t_begin = keys.begin, t_end = keys.end;
 
-  // Per-row state: row r = warp + 4 * i.
-  float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][kDimsPerLane];
-  int64_t qpos[kRowsPerWarp];
-  int head[kRowsPerWarp];
+  // This thread's two rows of every fragment: r0 = lane / 4, r1 = r0 + 8.
+  int const r0 = lane / 4, r1 = r0 + 8;
+  auto row_pos = [&](int r) {
+    int const g = chunk * kRowsPerCta + r;
+    return L - p.q_len + g / p.group;
+  };
+  auto row_head = [&](int r) { return kv_head * p.group + (chunk * kRowsPerCta + r) % p.group; };
+  int64_t const qpos0 = row_pos(r0), qpos1 = row_pos(r1);
+  bool const live0 = r0 < rows_here, live1 = r1 < rows_here;
+
+  float o[kONTiles][4];
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    int const g = chunk * kRowsPerCta + warp + kWarps * i;
-    int const t = g / p.group;
-    head[i] = kv_head * p.group + g % p.group;
-    qpos[i] = L - p.q_len + t;
-    m[i] = -INFINITY;
-    l[i] = 0;
-#pragma unroll
-    for (int e = 0; e < kDimsPerLane; ++e) acc[i][e] = 0;
-  }
+  for (int j = 0; j < kONTiles; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 
   T const* k_base = static_cast<T const*>(p.k) + int64_t(kv_head) * p.k_stride_head;
   T const* v_base = static_cast<T const*>(p.v) + int64_t(kv_head) * p.v_stride_head;
   int32_t const* pages = p.page_table + int64_t(b) * p.pt_stride;
   int64_t const page_mask = (int64_t(1) << p.page_shift) - 1;
+  unsigned char* warp_kv = kv_raw + warp * Smem::kWarpBytes;
 
-  auto load_tile = [&](int stage, int64_t tile_start) {
-    T* k_dst = kv_s + size_t(stage) * 2 * kTileKeys * kPitch;
-    T* v_dst = k_dst + kTileKeys * kPitch;
+  // This warp's tiles: w, w + 4, ... of the split's ceil(keys / 16).
+  int64_t const num_tiles = t_end > t_begin ? (t_end - t_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
+  int64_t const my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
+  auto tile_start = [&](int64_t j) { return t_begin + (warp + j * kWarps) * kMmaTileKeys; };
+  // Lane l (and l + 16) holds the page id of key l % 16 of a tile; -1 past the range.
+  auto page_of = [&](int64_t j) -> int32_t {
+    int64_t const pos = tile_start(j) + lane % kMmaTileKeys;
+    return j < my_tiles && pos < t_end ? pages[pos >> p.page_shift] : -1;
+  };
+  auto load_tile = [&](int slot, int64_t j, int32_t page_id) {
+    T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes);
+    T* v_dst = k_dst + kMmaTileKeys * kPitch;
+    int64_t const start = tile_start(j);
 #pragma unroll
-    for (int i = 0; i < kChunksPerThread; ++i) {
-      int const c = threadIdx.x + i * kThreads;
+    for (int i = 0; i < kLoadsPerLane; ++i) {
+      int const c = lane + i * 32;
       int const key = c / kChunksPerKey, part = c % kChunksPerKey;
-      int64_t const pos = tile_start + key;
-      bool const valid = pos < t_end;
-      int64_t page = 0, off = 0;
-      if (valid) {
-        page = pages[pos >> p.page_shift];
-        off = pos & page_mask;
-      }
-      T const* ks = k_base + page * p.k_stride_page + off * p.k_stride_token + part * 8;
-      T const* vs = v_base + page * p.v_stride_page + off * p.v_stride_token + part * 8;
-      cp_async_16(k_dst + key * kPitch + part * 8, ks, valid);
-      cp_async_16(v_dst + key * kPitch + part * 8, vs, valid);
+      int64_t const page = __shfl_sync(0xffffffffu, page_id, key);
+      bool const valid = page >= 0 && page < p.num_pages;
+      int64_t const off = (start + key) & page_mask;
+      int64_t const pg = valid ? page : 0;
+      cp_async_16(k_dst + key * kPitch + part * 8, k_base + pg * p.k_stride_page + off * p.k_stride_token + part * 8,
+                  valid);
+      cp_async_16(v_dst + key * kPitch + part * 8, v_base + pg * p.v_stride_page + off * p.v_stride_token + part * 8,
+                  valid);
     }
   };
 
-  int64_t const num_tiles = t_end > t_begin ? (t_end - t_begin + kTileKeys - 1) / kTileKeys : 0;
-  if (num_tiles > 0) load_tile(0, t_begin);
-  cp_async_commit();
-  for (int64_t tile = 0; tile < num_tiles; ++tile) {
-    int const stage = tile & 1;
-    if (tile + 1 < num_tiles) load_tile(stage ^ 1, t_begin + (tile + 1) * kTileKeys);
+  // Round trips 2 and 3: the first kStages tiles' page ids together, then their copies.
+  {
+    int32_t first[kStages];
+#pragma unroll
+    for (int j = 0; j < kStages; ++j) first[j] = page_of(j);
+#pragma unroll
+    for (int j = 0; j < kStages; ++j) {
+      if (j < my_tiles) load_tile(j, j, first[j]);
+      cp_async_commit();
+    }
+  }
+  float const slope0 = p.alibi != nullptr && live0 ? p.alibi[row_head(r0)] : 0.f;
+  float const slope1 = p.alibi != nullptr && live1 ? p.alibi[row_head(r1)] : 0.f;
+  int32_t next_page = page_of(kStages);
+  cp_async_wait<kStages>();  // the q group (the oldest) has landed
+  __syncthreads();           // q_s complete for every warp
+
+  for (int64_t j = 0; j < my_tiles; ++j) {
+    int const slot = static_cast<int>(j % kStages);
+    cp_async_wait<kStages - 1>();  // tile j has landed
+    __syncwarp();
+    T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
+    T const* v_tile = k_tile + kMmaTileKeys * kPitch;
+
+    // S = Q . K^T: two n-tiles of 8 keys.
+    float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      uint32_t a[4], kb[4];
+      ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+      // K matrices: (keys 0-7, dims lo), (keys 0-7, dims hi), (keys 8-15, lo), (keys 8-15, hi)
+      ldmatrix_x4(kb, k_tile + ((lm / 2) * 8 + li) * kPitch + ks * 16 + (lm % 2) * 8);
+      MmaOp<T>::run(s[0], a, kb[0], kb[1]);
+      MmaOp<T>::run(s[1], a, kb[2], kb[3]);
+    }
+
+    // Scale, softcap, ALiBi, masks; online softmax over this tile.
+    int64_t const tile_key0 = tile_start(j);
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        int64_t const kp = tile_key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
+        bool const upper = e >= 2;
+        int64_t const qp = upper ? qpos1 : qpos0;
+        bool visible = kp < t_end && kp <= qp && (upper ? live1 : live0);
+        if (p.window_left >= 0) visible = visible && kp >= qp - p.window_left;
+        float x = s[nt][e] * p.scale;
+        if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
+        x -= (upper ? slope1 : slope0) * static_cast<float>(qp - kp);
+        x = visible ? x : -INFINITY;
+        s[nt][e] = x;
+        if (upper) {
+          mx1 = fmaxf(mx1, x);
+        } else {
+          mx0 = fmaxf(mx0, x);
+        }
+      }
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    float const mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+    float const c0 = mn0 == -INFINITY ? 1.f : __expf(m0 - mn0);
+    float const c1 = mn1 == -INFINITY ? 1.f : __expf(m1 - mn1);
+    m0 = mn0;
+    m1 = mn1;
+    uint32_t pa[4];  // P as the A operand: (r0, keys 0-7), (r1, 0-7), (r0, 8-15), (r1, 8-15)
+    float ps0 = 0.f, ps1 = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      float const p00 = mn0 == -INFINITY ? 0.f : __expf(s[nt][0] - mn0);
+      float const p01 = mn0 == -INFINITY ? 0.f : __expf(s[nt][1] - mn0);
+      float const p10 = mn1 == -INFINITY ? 0.f : __expf(s[nt][2] - mn1);
+      float const p11 = mn1 == -INFINITY ? 0.f : __expf(s[nt][3] - mn1);
+      ps0 += p00 + p01;
+      ps1 += p10 + p11;
+      pa[nt * 2 + 0] = MmaOp<T>::pack(p00, p01);
+      pa[nt * 2 + 1] = MmaOp<T>::pack(p10, p11);
+    }
+    l0 = l0 * c0 + ps0;
+    l1 = l1 * c1 + ps1;
+#pragma unroll
+    for (int ot = 0; ot < kONTiles; ++ot) {
+      o[ot][0] *= c0;
+      o[ot][1] *= c0;
+      o[ot][2] *= c1;
+      o[ot][3] *= c1;
+    }
+    // O += P . V: V matrices (keys 0-7, dims ot), (keys 8-15, dims ot), (0-7, ot+1), (8-15, ot+1)
+#pragma unroll
+    for (int ot = 0; ot < kONTiles; ot += 2) {
+      uint32_t vb[4];
+      ldmatrix_x4_trans(vb, v_tile + ((lm % 2) * 8 + li) * kPitch + (ot + lm / 2) * 8);
+      MmaOp<T>::run(o[ot], pa, vb[0], vb[1]);
+      MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
+    }
+    __syncwarp();  // every lane is done with the slot before it is refilled
+    if (j + kStages < my_tiles) load_tile(slot, j + kStages, next_page);
     cp_async_commit();
-    cp_async_wait<1>();
-    __syncthreads();  // the tile (and, first time, q_s) is visible to every warp
-
-    T const* k_tile = kv_s + size_t(stage) * 2 * kTileKeys * kPitch;
-    T const* v_tile = k_tile + kTileKeys * kPitch;
-    int64_t const key_pos = t_begin + tile * kTileKeys + lane;
-    bool const key_valid = key_pos < t_end;
-
-    // Scores: lane = key.
-    float s[kRowsPerWarp];
-#pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) s[i] = 0;
-#pragma unroll 4
-    for (int d = 0; d < D; d += 8) {
-      float kf[8];
-      Vec8<T>::to_float(*reinterpret_cast<uint4 const*>(k_tile + lane * kPitch + d), kf);
-#pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i) {
-        float4 const q0 = *reinterpret_cast<float4 const*>(q_s + (warp + kWarps * i) * D + d);
-        float4 const q1 = *reinterpret_cast<float4 const*>(q_s + (warp + kWarps * i) * D + d + 4);
-        s[i] += q0.x * kf[0] + q0.y * kf[1] + q0.z * kf[2] + q0.w * kf[3] + q1.x * kf[4] + q1.y * kf[5] +
-                q1.z * kf[6] + q1.w * kf[7];
-      }
-    }
-    // Masks, softcap, ALiBi; online softmax per row.
-    float pr[kRowsPerWarp];
-#pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      bool visible = key_valid && key_pos <= qpos[i] && warp + kWarps * i < rows_here;
-      if (p.window_left >= 0) visible = visible && key_pos >= qpos[i] - p.window_left;
-      float score = s[i];
-      if (p.softcap > 0) score = p.softcap * tanhf(score / p.softcap);
-      if (p.alibi != nullptr && visible) score -= p.alibi[head[i]] * static_cast<float>(qpos[i] - key_pos);
-      score = visible ? score : -INFINITY;
-      float const m_new = fmaxf(m[i], warp_max(score));
-      float const corr = m_new == -INFINITY ? 1.f : __expf(m[i] - m_new);
-      pr[i] = m_new == -INFINITY ? 0.f : __expf(score - m_new);
-      l[i] = l[i] * corr + warp_sum(pr[i]);
-      m[i] = m_new;
-#pragma unroll
-      for (int e = 0; e < kDimsPerLane; ++e) acc[i][e] *= corr;
-    }
-    // P . V: lane owns dims [lane * kDimsPerLane, +kDimsPerLane).
-#pragma unroll 4
-    for (int j = 0; j < kTileKeys; ++j) {
-      float vf[kDimsPerLane];
-      T const* vrow = v_tile + j * kPitch + lane * kDimsPerLane;
-#pragma unroll
-      for (int e = 0; e < kDimsPerLane; ++e) vf[e] = static_cast<float>(vrow[e]);
-#pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i) {
-        float const pj = __shfl_sync(0xffffffffu, pr[i], j);
-#pragma unroll
-        for (int e = 0; e < kDimsPerLane; ++e) acc[i][e] += pj * vf[e];
-      }
-    }
-    __syncthreads();  // every warp is done with this stage before it is refilled
+    next_page = page_of(j + kStages + 1);  // lands while the next tiles are consumed
   }
   cp_async_wait<0>();
 
   allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
 
-  bool const single = n == 1;
+  // Merge the 4 warps' (m, l, O) through shared memory (reusing the K/V buffers).
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  __syncthreads();  // every warp is done with its K/V buffers
+  float* merge = reinterpret_cast<float*>(kv_raw);  // [warp][row][D + 2]: O, then m, l
+  constexpr int kMergePitch = D + 2;
+  float* mw = merge + size_t(warp) * kRowsPerCta * kMergePitch;
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    int const r = warp + kWarps * i;
-    if (r >= rows_here) continue;
+  for (int j = 0; j < kONTiles; ++j) {
+    int const d = j * 8 + (lane % 4) * 2;
+    mw[r0 * kMergePitch + d] = o[j][0];
+    mw[r0 * kMergePitch + d + 1] = o[j][1];
+    mw[r1 * kMergePitch + d] = o[j][2];
+    mw[r1 * kMergePitch + d + 1] = o[j][3];
+  }
+  if (lane % 4 == 0) {
+    mw[r0 * kMergePitch + D] = m0;
+    mw[r0 * kMergePitch + D + 1] = l0;
+    mw[r1 * kMergePitch + D] = m1;
+    mw[r1 * kMergePitch + D + 1] = l1;
+  }
+  __syncthreads();
+
+  bool const single = n == 1;
+  for (int idx = threadIdx.x; idx < rows_here * D; idx += kThreads) {
+    int const r = idx / D, d = idx % D;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, merge[(w * kRowsPerCta + r) * kMergePitch + D]);
+    float num = 0.f, den = 0.f;
+    if (M != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        float const* row = merge + (w * kRowsPerCta + r) * kMergePitch;
+        float const mw_r = row[D];
+        if (mw_r == -INFINITY) continue;
+        float const sc = __expf(mw_r - M);
+        num += sc * row[d];
+        den += sc * row[D + 1];
+      }
+    }
     int const g = chunk * kRowsPerCta + r;
-    int const t = g / p.group, h = head[i];
+    int const t = g / p.group, h = kv_head * p.group + g % p.group;
     int64_t const token = int64_t(b) * p.q_len + t;
     if (single) {
-      float denom = l[i];
-      if (p.sinks != nullptr && m[i] != -INFINITY) denom += __expf(p.sinks[h] - m[i]);
+      float denom = den;
+      if (p.sinks != nullptr && M != -INFINITY) denom += __expf(p.sinks[h] - M);
       float const inv = denom > 0 ? 1.f / denom : 0.f;
-      T* o = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + lane * kDimsPerLane;
-#pragma unroll
-      for (int e = 0; e < kDimsPerLane; ++e) o[e] = from_float<T>(acc[i][e] * inv);
-      if (p.lse != nullptr && lane == 0) {
-        p.lse[token * p.lse_stride_token + h] = m[i] == -INFINITY ? -INFINITY : m[i] + __logf(denom);
+      static_cast<T*>(p.out)[token * p.out_stride_token + h * p.out_stride_head + d] = from_float<T>(num * inv);
+      if (p.lse != nullptr && d == 0) {
+        p.lse[token * p.lse_stride_token + h] = M == -INFINITY ? -INFINITY : M + __logf(denom);
       }
     } else {
       int64_t const prow = ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
-      float const inv = l[i] > 0 ? 1.f / l[i] : 0.f;
-      float* o = p.part_o + prow * D + lane * kDimsPerLane;
-#pragma unroll
-      for (int e = 0; e < kDimsPerLane; ++e) o[e] = acc[i][e] * inv;
-      if (lane == 0) p.part_lse[prow] = l[i] > 0 ? m[i] + __logf(l[i]) : -INFINITY;
+      p.part_o[prow * D + d] = den > 0 ? num / den : 0.f;
+      if (d == 0) p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
     }
   }
 }

@@ -44,6 +44,7 @@ inline SplitPlanDevice make_split_plan(SplitPlanParams const& plan, DeviceInfo c
   d.num_sms = plan.num_sms > 0 ? plan.num_sms : info.num_sms;
   d.ctas_per_request = split_plan_ctas_per_request(plan);
   d.min_keys_per_split = plan.min_keys_per_split;
+  d.ctas_per_wave = plan.ctas_per_wave;
   return d;
 }
 

@@ -22,6 +22,7 @@ struct SplitPlanDevice {
   int num_sms = 1;
   int ctas_per_request = 1;  // ceil(num_q_heads / min(16, group)), or num_q_heads if group == 1
   int min_keys_per_split = 0;
+  int ctas_per_wave = 0;  // > 0: balanced plan (SplitPlanParams::ctas_per_wave)
 };
 
 __device__ __forceinline__ void set_error(int32_t* flags, int32_t bits) {
@@ -75,11 +76,20 @@ __device__ __forceinline__ int64_t block_exclusive_scan(int64_t value, int64_t* 
   return warp_prefix + inclusive - value;
 }
 
-// SGLang's split heuristic for one request (decode-metadata.md section 3). Lengths are
-// planned as at least one token, so a length of 0 gets one split and nothing divides by 0.
-__device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t min_len,
+// Split count of one request: SGLang's heuristic (decode-metadata.md section 3), or baton's
+// balanced plan when ctas_per_wave > 0. Lengths are planned as at least one token, so a
+// length of 0 gets one split and nothing divides by 0. total_len: sum of the clamped lengths.
+__device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t min_len, int64_t total_len,
                                         int batch_size, SplitPlanDevice const& p) {
   len = len < 1 ? 1 : len;
+  if (p.ctas_per_wave > 0) {
+    total_len = total_len < 1 ? 1 : total_len;
+    int64_t chunk = ceil_div(total_len * p.ctas_per_request, p.ctas_per_wave);
+    chunk = chunk > p.min_keys_per_split ? chunk : p.min_keys_per_split;
+    chunk = chunk < 1 ? 1 : chunk;
+    int64_t const n = len / chunk;
+    return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
+  }
   max_len = max_len < 1 ? 1 : max_len;
   min_len = min_len < 1 ? 1 : min_len;
   if (max_len * 8 < min_len * 10) min_len = max_len;  // max < 1.25 min: uniform batch
@@ -142,7 +152,7 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   atomicMin(&min_len_s, static_cast<long long>(min_len));
   __syncthreads();
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
-    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, batch_size, plan);
+    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, batch_size, plan);
   }
 }
 

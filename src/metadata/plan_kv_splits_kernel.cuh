@@ -27,22 +27,27 @@ __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constan
   allow_next_grid();  // next: the attention producer (waits for completion)
   if constexpr (kWait) wait_on_prior_grid();
   __shared__ long long max_len_s, min_len_s;
+  __shared__ unsigned long long total_s;
   if (threadIdx.x == 0) {
     max_len_s = 0;
     min_len_s = INT64_MAX;
+    total_s = 0;
   }
   __syncthreads();
-  long long max_len = 0, min_len = INT64_MAX;
+  long long max_len = 0, min_len = INT64_MAX, total = 0;
   for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
     long long const len = p.cache_seqlens[i] < 0 ? 0 : p.cache_seqlens[i];
     max_len = len > max_len ? len : max_len;
     min_len = len < min_len ? len : min_len;
+    total += len;
   }
   atomicMax(&max_len_s, max_len);
   atomicMin(&min_len_s, min_len);
+  atomicAdd(&total_s, static_cast<unsigned long long>(total));
   __syncthreads();
   for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
-    p.plan.num_kv_splits[i] = plan_one(p.cache_seqlens[i], max_len_s, min_len_s, p.batch_size, p.plan);
+    p.plan.num_kv_splits[i] =
+        plan_one(p.cache_seqlens[i], max_len_s, min_len_s, static_cast<int64_t>(total_s), p.batch_size, p.plan);
   }
 }
 

@@ -48,6 +48,9 @@ Status validate_split_plan(SplitPlanParams const& plan, char const* op) {
   if (plan.min_keys_per_split < 0) {
     return c.fail("split_plan.min_keys_per_split " + str(plan.min_keys_per_split) + " must be >= 0 (0: off)");
   }
+  if (plan.ctas_per_wave < 0) {
+    return c.fail("split_plan.ctas_per_wave " + str(plan.ctas_per_wave) + " must be >= 0 (0: SGLang heuristic)");
+  }
   return Status::ok();
 }
 

@@ -63,6 +63,24 @@ TEST(PlanKvSplitsReference, MinKeysPerSplitCapsShortRequests) {
   EXPECT_EQ(plan_kv_splits({0, 100}, {32, 8, 16, 132, 256}), (std::vector<int32_t>{1, 1}));
 }
 
+TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
+  // 32/8 heads: 8 CTAs per request. One 32K request among 15 of 1K, 264 CTAs per wave:
+  // chunk = ceil(48128 * 8 / 264) = 1459; 32768 / 1459 = 22 splits; 1024 / 1459 = 0 -> 1.
+  std::vector<int32_t> ragged(16, 1024);
+  ragged[0] = 32768;
+  std::vector<int32_t> want(16, 1);
+  want[0] = 22;
+  EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 64, 132, 0, 264}), want);
+  // 8 x 1K: chunk = ceil(8192 * 8 / 264) = 249 -> 4 splits each (256 CTAs <= 264).
+  EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(8, 4));
+  // The key floor wins over the wave: chunk = max(249, 512) = 512 -> 2 splits.
+  EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 512, 264}), std::vector<int32_t>(8, 2));
+  // max_splits caps: 1 x 32K would take 33 splits of 993 keys; max_splits 16 caps it.
+  EXPECT_EQ(plan_kv_splits({32768}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{16}));
+  // Zero lengths plan one split; an all-zero batch divides by nothing.
+  EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));
+}
+
 TEST(PlanKvSplitsReference, ZeroLengthPlansOneSplitWithoutDividingByZero) {
   EXPECT_EQ(plan_kv_splits({0}, {32, 8, 16, 132}), (std::vector<int32_t>{1}));
   EXPECT_EQ(plan_kv_splits({0, 0, 5000}, {32, 8, 16, 132})[0], 1);

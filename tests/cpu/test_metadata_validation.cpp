@@ -177,6 +177,9 @@ TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
   b = a;
   b.params.num_sms = -1;
   EXPECT_EQ(plan_kv_splits(b).code(), StatusCode::kInvalidArgument);
+  b = a;
+  b.params.ctas_per_wave = -5;
+  EXPECT_NE(plan_kv_splits(b).message().find("ctas_per_wave -5"), std::string::npos);
 }
 
 }  // namespace

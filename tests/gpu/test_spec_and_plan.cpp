@@ -1,6 +1,7 @@
 // build_spec_page_table and plan_kv_splits on the GPU against tests/reference.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,22 +142,23 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
   struct Heads { int q, kv; };
   for (Heads h : {Heads{32, 8}, Heads{32, 32}, Heads{64, 4}, Heads{8, 1}}) {
     for (int batch : {1, 3, 64, 1000}) {
-      for (int max_splits : {1, 4, 64, -64}) {  // -64: max_splits 64 with a 256-key floor
+      for (int max_splits : {1, 4, 64, -64, 1000, -1000}) {  // < 0: with a 256-key floor
         int const min_keys = max_splits < 0 ? 256 : 0;
+        int const wave = std::abs(max_splits) >= 1000 ? 264 : 0;  // balanced plan
         max_splits = max_splits < 0 ? -max_splits : max_splits;
         std::vector<int32_t> lens(batch);
         for (int b = 0; b < batch; ++b) {
           lens[b] = b == 0 ? 0 : (b % 3 == 0 ? int32_t(rng() % 64) : int32_t(rng() % 40000));
         }
         if (batch == 1) lens[0] = int32_t(rng() % 40000);
-        ref::SplitPlan plan{h.q, h.kv, max_splits, 132, min_keys};
+        ref::SplitPlan plan{h.q, h.kv, max_splits, 132, min_keys, wave};
         auto d_lens = DeviceBuffer<int32_t>::from(lens);
         DeviceBuffer<int32_t> d_splits(batch);
         d_splits.poison(0xAB);
         PlanKvSplitsArgs a;
         a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
         a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
-        a.params = {h.q, h.kv, max_splits, 132, min_keys};
+        a.params = {h.q, h.kv, max_splits, 132, min_keys, wave};
         BATON_ASSERT_OK(plan_kv_splits(a));
         CUDA_CHECK(cudaDeviceSynchronize());
         std::vector<int32_t> want = ref::plan_kv_splits(lens, plan);

@@ -54,6 +54,19 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     max_len = std::max(max_len, v);
     min_len = std::min(min_len, v);
   }
+  int const group = plan.num_q_heads / plan.num_kv_heads;
+  int64_t const per_request = group == 1 ? plan.num_q_heads : cdiv(plan.num_q_heads, std::min(16, group));
+  if (plan.ctas_per_wave > 0) {  // balanced: about ctas_per_wave CTAs of equal work
+    int64_t total = 0;
+    for (int32_t l : lens) total += std::max<int32_t>(l, 0);
+    int64_t const chunk = std::max<int64_t>(
+        {cdiv(std::max<int64_t>(total, 1) * per_request, plan.ctas_per_wave), plan.min_keys_per_split, 1});
+    for (size_t b = 0; b < lens.size(); ++b) {
+      int64_t const n = std::max<int32_t>(lens[b], 1) / chunk;
+      splits[b] = static_cast<int32_t>(std::clamp<int64_t>(n, 1, plan.max_splits));
+    }
+    return splits;
+  }
   max_len = std::max<int64_t>(max_len, 1);
   min_len = std::max<int64_t>(min_len, 1);
   // 1. near-uniform batches (max < 1.25 min) count as uniform
@@ -64,8 +77,6 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
   // 3.-5. splits so the grid fills the GPU, growing with log2 of the length
   int64_t const cores =
       static_cast<int64_t>(plan.num_sms * std::max(std::log2(static_cast<double>(max_len) / 64.0), 1.0));
-  int const group = plan.num_q_heads / plan.num_kv_heads;
-  int64_t const per_request = group == 1 ? plan.num_q_heads : cdiv(plan.num_q_heads, std::min(16, group));
   int64_t const grid = static_cast<int64_t>(lens.size()) * per_request;
   int64_t const s2 = std::min<int64_t>(cdiv(cores, grid), plan.max_splits);
   int64_t const c2 = cdiv(max_len, s2);

@@ -21,9 +21,10 @@ struct IntMatrix {
 struct SplitPlan {
   int num_q_heads = 0, num_kv_heads = 0, max_splits = 0, num_sms = 0;
   int min_keys_per_split = 0;  // 0: the SGLang baseline
+  int ctas_per_wave = 0;       // > 0: baton's balanced plan (SplitPlanParams::ctas_per_wave)
 };
 
-// SGLang's split heuristic; a length of 0 plans as 1 token.
+// SGLang's split heuristic, or the balanced plan; a length of 0 plans as 1 token.
 std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& cache_seqlens, SplitPlan const& plan);
 
 struct DecodeMetadataCase {

@@ -1,0 +1,110 @@
+// Shared by the decode-attention producer (split_kv_kernel.cuh) and reducer
+// (merge_splits_kernel.cuh): the kernel parameters, the CTA -> work mapping, the split
+// ranges and small device helpers.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "common/pdl.cuh"
+
+namespace baton::attention {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kRowsPerCta = 16;  // packed query rows (t * group + g) per producer CTA
+
+struct AttentionParams {
+  void const* q;  // [batch * q_len, num_q_heads, head_dim]
+  int64_t q_stride_token, q_stride_head;
+  void const* k;  // paged pool
+  void const* v;
+  int64_t k_stride_page, k_stride_token, k_stride_head;
+  int64_t v_stride_page, v_stride_token, v_stride_head;
+  int64_t num_pages;             // pages in the pool; other page ids read nothing
+  int32_t const* cache_seqlens;  // [batch]
+  int32_t const* page_table;     // [batch, pt_stride]
+  int64_t pt_stride;
+  int64_t pt_cols;               // page-table columns: lengths are clamped to pt_cols pages
+  int32_t const* num_kv_splits;  // [batch] or null (max_splits for all)
+  int max_splits;
+  int batch, q_len, num_q_heads, num_kv_heads, group, rows, row_chunks;
+  int page_shift;
+  float scale;
+  int window_left;
+  float softcap;
+  float const* sinks;  // [num_q_heads] or null
+  float const* alibi;  // [num_q_heads] or null
+  void* out;           // [batch * q_len, num_q_heads, head_dim]
+  int64_t out_stride_token, out_stride_head;
+  float* lse;          // [batch * q_len, num_q_heads] or null
+  int64_t lse_stride_token;
+  float* part_o;       // [batch, max_splits, q_len, num_q_heads, head_dim]
+  float* part_lse;     // [batch, max_splits, q_len, num_q_heads]
+};
+
+// Producer grid: (num_kv_heads * row_chunks, batch, max_splits). The split is the slowest
+// dimension so that the CTAs of low splits -- the ones every request uses -- are scheduled
+// first, and CTAs past a request's split count (which only wait and exit) come last.
+struct CtaCoords {
+  int kv_head, chunk, b, split;
+};
+__device__ __forceinline__ CtaCoords cta_coords(AttentionParams const& p) {
+  return {static_cast<int>(blockIdx.x) / p.row_chunks, static_cast<int>(blockIdx.x) % p.row_chunks,
+          static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+}
+
+// Device-side clamps, so that no input can make a kernel read out of bounds: split counts to
+// [1, max_splits], lengths to [0, pt_cols * page_size].
+__device__ __forceinline__ int clamp_splits(AttentionParams const& p, int32_t raw) {
+  if (p.num_kv_splits == nullptr) return p.max_splits;
+  return raw < 1 ? 1 : (raw > p.max_splits ? p.max_splits : raw);
+}
+__device__ __forceinline__ int64_t clamp_length(AttentionParams const& p, int32_t raw) {
+  int64_t const cap = p.pt_cols << p.page_shift;
+  return raw < 0 ? 0 : (raw > cap ? cap : raw);
+}
+
+// Split `split` of n covers an equal share of the visible key span [lo, L) (lo = L - q_len -
+// window_left with a window, else 0); the last shares may be short or empty.
+struct KeyRange {
+  int64_t begin, end;
+};
+__device__ __forceinline__ KeyRange split_range(AttentionParams const& p, int64_t L, int n, int split) {
+  int64_t lo = 0;
+  if (p.window_left >= 0) {
+    lo = L - p.q_len - p.window_left;
+    lo = lo < 0 ? 0 : lo;
+  }
+  int64_t const span = L > lo ? L - lo : 0;
+  int64_t const per_split = (span + n - 1) / n;
+  int64_t const begin = lo + split * per_split;
+  int64_t const end = begin + per_split < L ? begin + per_split : L;
+  return {begin, end};
+}
+
+template <class T>
+__device__ __forceinline__ T from_float(float f);
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float f) { return __float2half_rn(f); }
+
+__device__ __forceinline__ void cp_async_16(void* smem, void const* gmem, bool valid) {
+  unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  int const bytes = valid ? 16 : 0;  // 0: zero-fill, nothing read
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(addr), "l"(gmem), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+}  // namespace baton::attention
