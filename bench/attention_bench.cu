@@ -82,6 +82,7 @@ int run_attention_bench(BenchOptions const& opt) {
   if (!opt.sglang_plan) {
     Status const st = decode_attention_ctas_per_wave(kD, &wave);
     if (!st.is_ok()) std::fprintf(stderr, "decode_attention_ctas_per_wave: %s\n", st.to_string().c_str());
+    if (opt.wave >= 0) wave = opt.wave;
   }
   std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d\n",
               wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave);

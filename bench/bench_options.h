@@ -11,6 +11,7 @@ struct BenchOptions {
   std::string only;          // --only A,B: attention shapes with these names
   int min_keys = -1;         // --min-keys N: SplitPlanParams.min_keys_per_split (-1: default)
   int max_splits = -1;       // --max-splits N: SplitPlanParams.max_splits and grid (-1: default)
+  int wave = -1;             // --wave N: SplitPlanParams.ctas_per_wave (-1: decode_attention_ctas_per_wave)
   bool sglang_plan = false;  // --sglang: SGLang's split heuristic instead of the balanced plan
   bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)
 };

@@ -1,5 +1,6 @@
 // decode_attention host adapter: validate -> configure -> launch producer (-> reducer).
 #include <cmath>
+#include <cstdlib>
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/split_kv_kernel.cuh"
@@ -14,10 +15,25 @@ namespace {
 
 using attention::AttentionParams;
 
+// Experiment switch (not part of the API): BATON_ATTENTION_STAGES=2 selects 2 stages at D=128.
+int stages_override() {
+  static int const v = [] {
+    char const* e = std::getenv("BATON_ATTENTION_STAGES");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return v;
+}
+
 template <class T, int D>
 Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
-  auto* producer_kernel = attention::split_kv_kernel<T, D>;
-  size_t const smem = attention::MmaSmem<D>::kBytes;
+  auto* producer_kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages>;
+  size_t smem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
+  if constexpr (D == 128) {
+    if (stages_override() == 2) {
+      producer_kernel = attention::split_kv_kernel<T, D, 2>;
+      smem = attention::MmaSmem<D, 2>::kBytes;
+    }
+  }
   detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
   BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(producer_kernel), producer, smem));
   detail::LaunchConfig config{dim3(p.num_kv_heads * p.row_chunks, p.batch, p.max_splits), dim3(attention::kThreads),
@@ -60,14 +76,14 @@ Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
   void const* kernel = nullptr;
   size_t smem = 0;
   switch (head_dim) {
-    case 64: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 64>);
-      smem = attention::MmaSmem<64>::kBytes;
+    case 64: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 64, attention::kDefaultStages>);
+      smem = attention::MmaSmem<64, attention::kDefaultStages>::kBytes;
       break;
-    case 128: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 128>);
-      smem = attention::MmaSmem<128>::kBytes;
+    case 128: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 128, attention::kDefaultStages>);
+      smem = attention::MmaSmem<128, attention::kDefaultStages>::kBytes;
       break;
-    case 256: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 256>);
-      smem = attention::MmaSmem<256>::kBytes;
+    case 256: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 256, attention::kDefaultStages>);
+      smem = attention::MmaSmem<256, attention::kDefaultStages>::kBytes;
       break;
     default:
       return Status::invalid_argument("decode_attention_ctas_per_wave: head_dim " + std::to_string(head_dim) +

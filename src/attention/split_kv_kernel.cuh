@@ -45,13 +45,14 @@
 namespace baton::attention {
 
 constexpr int kMmaTileKeys = 16;
+constexpr int kDefaultStages = 3;  // tiles in flight per warp (2 CTAs per SM at D = 128)
 
-template <int D>
+template <int D, int kStagesT>
 struct MmaSmem {
   static constexpr int kPitch = D + 8;  // elements; 16-byte rows, ldmatrix conflict-free
   static constexpr size_t kQBytes = size_t(kRowsPerCta) * kPitch * 2;
   static constexpr size_t kStageBytes = size_t(2) * kMmaTileKeys * kPitch * 2;  // K and V
-  static constexpr int kStages = 3;  // tiles in flight per warp
+  static constexpr int kStages = kStagesT;  // tiles in flight per warp
   static constexpr size_t kWarpBytes = kStages * kStageBytes;
   static constexpr size_t kMergeBytes = size_t(kWarps) * kRowsPerCta * (D + 2) * sizeof(float);
   static constexpr size_t kKvBytes = kWarps * kWarpBytes;
@@ -102,16 +103,17 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], void const* 
                : "r"(addr));
 }
 
-template <class T, int D, bool kWait = true>
+template <class T, int D, int kStages, bool kWait = true>
 __global__ void __launch_bounds__(kThreads)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
-  using Smem = MmaSmem<D>;
-  constexpr int kStages = Smem::kStages;
+  using Smem = MmaSmem<D, kStages>;
   constexpr int kPitch = Smem::kPitch;
   constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
   constexpr int kONTiles = D / 8;   // n-tiles of O
   constexpr int kChunksPerKey = D / 8;
   constexpr int kLoadsPerLane = kMmaTileKeys * kChunksPerKey / 32;  // per tensor
+  constexpr int kKeysPerLoad = 32 / kChunksPerKey;  // keys covered by one load of the warp
+  constexpr bool kQInRegisters = D <= 128;          // q fragments held across the loop
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* q_s = reinterpret_cast<T*>(smem_raw);                         // [16][kPitch]
   unsigned char* kv_raw = smem_raw + Smem::kQBytes;
@@ -122,9 +124,12 @@ __global__ void __launch_bounds__(kThreads)
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
 
   if constexpr (kWait) wait_on_prior_grid();  // everything below depends on earlier kernels
-  // Round trip 1: the split count, the length and the q rows, all in flight together.
+  // Round trip 1: the split count and the length. A CTA past the split count exits here.
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
   int32_t const len_raw = p.cache_seqlens[b];
+  int const n = clamp_splits(p, n_raw);
+  if (split >= n) return;
+  // The q rows: they land while the page ids and the first tiles are fetched.
   for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
     int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
     T* dst = q_s + r * kPitch + d;
@@ -142,61 +147,56 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   cp_async_commit();
-  int const n = clamp_splits(p, n_raw);
-  if (split >= n) {
-    cp_async_wait<0>();  // leave no copy in flight into shared memory that is being released
-    return;
-  }
-  int64_t const L = clamp_length(p, len_raw);
+  // Positions fit in int32: lengths are int32.
+  int const L = static_cast<int>(clamp_length(p, len_raw));
   KeyRange const keys = split_range(p, L, n, split);
-  int64_t const t_begin = keys.begin, t_end = keys.end;
+  int const t_begin = static_cast<int>(keys.begin), t_end = static_cast<int>(keys.end);
 
-  // This thread's two rows of every fragment: r0 = lane / 4, r1 = r0 + 8.
+  // This thread's two rows of every fragment: r0 = lane / 4, r1 = r0 + 8. Rows past
+  // rows_here compute on zero q and are never stored, so they need no mask.
   int const r0 = lane / 4, r1 = r0 + 8;
-  auto row_pos = [&](int r) {
-    int const g = chunk * kRowsPerCta + r;
-    return L - p.q_len + g / p.group;
-  };
-  auto row_head = [&](int r) { return kv_head * p.group + (chunk * kRowsPerCta + r) % p.group; };
-  int64_t const qpos0 = row_pos(r0), qpos1 = row_pos(r1);
-  bool const live0 = r0 < rows_here, live1 = r1 < rows_here;
+  int const row0 = chunk * kRowsPerCta;  // first packed row of the CTA
+  int const qpos0 = L - p.q_len + (row0 + r0) / p.group;
+  int const qpos1 = L - p.q_len + (row0 + r1) / p.group;
+  int const qpos_min = L - p.q_len + row0 / p.group;                       // first live row
+  int const qpos_max = L - p.q_len + (row0 + rows_here - 1) / p.group;     // last live row
+  bool const windowed = p.window_left >= 0;
+  bool const plain = p.softcap <= 0 && p.alibi == nullptr;  // scores are s * scale
 
   float o[kONTiles][4];
 #pragma unroll
   for (int j = 0; j < kONTiles; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 
-  T const* k_base = static_cast<T const*>(p.k) + int64_t(kv_head) * p.k_stride_head;
-  T const* v_base = static_cast<T const*>(p.v) + int64_t(kv_head) * p.v_stride_head;
+  int const part = lane % kChunksPerKey;  // this lane's 16-byte chunk of a key row
+  T const* k_lane = static_cast<T const*>(p.k) + int64_t(kv_head) * p.k_stride_head + part * 8;
+  T const* v_lane = static_cast<T const*>(p.v) + int64_t(kv_head) * p.v_stride_head + part * 8;
   int32_t const* pages = p.page_table + int64_t(b) * p.pt_stride;
-  int64_t const page_mask = (int64_t(1) << p.page_shift) - 1;
+  int const page_mask = (1 << p.page_shift) - 1;
   unsigned char* warp_kv = kv_raw + warp * Smem::kWarpBytes;
 
   // This warp's tiles: w, w + 4, ... of the split's ceil(keys / 16).
-  int64_t const num_tiles = t_end > t_begin ? (t_end - t_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
-  int64_t const my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
-  auto tile_start = [&](int64_t j) { return t_begin + (warp + j * kWarps) * kMmaTileKeys; };
+  int const num_tiles = t_end > t_begin ? (t_end - t_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
+  int const my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
+  auto tile_start = [&](int j) { return t_begin + (warp + j * kWarps) * kMmaTileKeys; };
   // Lane l (and l + 16) holds the page id of key l % 16 of a tile; -1 past the range.
-  auto page_of = [&](int64_t j) -> int32_t {
-    int64_t const pos = tile_start(j) + lane % kMmaTileKeys;
+  auto page_of = [&](int j) -> int32_t {
+    int const pos = tile_start(j) + lane % kMmaTileKeys;
     return j < my_tiles && pos < t_end ? pages[pos >> p.page_shift] : -1;
   };
-  auto load_tile = [&](int slot, int64_t j, int32_t page_id) {
-    T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes);
+  auto load_tile = [&](int slot, int j, int32_t page_id) {
+    T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes) + (lane / kChunksPerKey) * kPitch + part * 8;
     T* v_dst = k_dst + kMmaTileKeys * kPitch;
-    int64_t const start = tile_start(j);
+    int const start = tile_start(j);
 #pragma unroll
     for (int i = 0; i < kLoadsPerLane; ++i) {
-      int const c = lane + i * 32;
-      int const key = c / kChunksPerKey, part = c % kChunksPerKey;
-      int64_t const page = __shfl_sync(0xffffffffu, page_id, key);
+      int const key = lane / kChunksPerKey + i * kKeysPerLoad;
+      int const page = __shfl_sync(0xffffffffu, page_id, key);
       bool const valid = page >= 0 && page < p.num_pages;
-      int64_t const off = (start + key) & page_mask;
       int64_t const pg = valid ? page : 0;
-      cp_async_16(k_dst + key * kPitch + part * 8, k_base + pg * p.k_stride_page + off * p.k_stride_token + part * 8,
-                  valid);
-      cp_async_16(v_dst + key * kPitch + part * 8, v_base + pg * p.v_stride_page + off * p.v_stride_token + part * 8,
-                  valid);
+      int64_t const off = (start + key) & page_mask;
+      cp_async_16(k_dst + i * kKeysPerLoad * kPitch, k_lane + pg * p.k_stride_page + off * p.k_stride_token, valid);
+      cp_async_16(v_dst + i * kKeysPerLoad * kPitch, v_lane + pg * p.v_stride_page + off * p.v_stride_token, valid);
     }
   };
 
@@ -211,14 +211,22 @@ __global__ void __launch_bounds__(kThreads)
       cp_async_commit();
     }
   }
-  float const slope0 = p.alibi != nullptr && live0 ? p.alibi[row_head(r0)] : 0.f;
-  float const slope1 = p.alibi != nullptr && live1 ? p.alibi[row_head(r1)] : 0.f;
+  auto row_head = [&](int r) { return kv_head * p.group + (row0 + r) % p.group; };
+  float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[row_head(r0)] : 0.f;
+  float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[row_head(r1)] : 0.f;
   int32_t next_page = page_of(kStages);
   cp_async_wait<kStages>();  // the q group (the oldest) has landed
   __syncthreads();           // q_s complete for every warp
 
-  for (int64_t j = 0; j < my_tiles; ++j) {
-    int const slot = static_cast<int>(j % kStages);
+  int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
+  uint32_t qf[kQInRegisters ? kKSteps : 1][4];
+  if constexpr (kQInRegisters) {
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) ldmatrix_x4(qf[ks], q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+  }
+
+  int slot = 0;
+  for (int j = 0; j < my_tiles; ++j) {
     cp_async_wait<kStages - 1>();  // tile j has landed
     __syncwarp();
     T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
@@ -226,33 +234,43 @@ __global__ void __launch_bounds__(kThreads)
 
     // S = Q . K^T: two n-tiles of 8 keys.
     float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-    int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
-      uint32_t a[4], kb[4];
-      ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+      uint32_t kb[4];
       // K matrices: (keys 0-7, dims lo), (keys 0-7, dims hi), (keys 8-15, lo), (keys 8-15, hi)
       ldmatrix_x4(kb, k_tile + ((lm / 2) * 8 + li) * kPitch + ks * 16 + (lm % 2) * 8);
-      MmaOp<T>::run(s[0], a, kb[0], kb[1]);
-      MmaOp<T>::run(s[1], a, kb[2], kb[3]);
+      if constexpr (kQInRegisters) {
+        MmaOp<T>::run(s[0], qf[ks], kb[0], kb[1]);
+        MmaOp<T>::run(s[1], qf[ks], kb[2], kb[3]);
+      } else {
+        uint32_t a[4];
+        ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+        MmaOp<T>::run(s[0], a, kb[0], kb[1]);
+        MmaOp<T>::run(s[1], a, kb[2], kb[3]);
+      }
     }
 
-    // Scale, softcap, ALiBi, masks; online softmax over this tile.
-    int64_t const tile_key0 = tile_start(j);
+    // Scores. Interior tiles (every key in range, causally visible to every live row, inside
+    // the window) take the plain path; boundary tiles apply the masks per element.
+    int const key0 = tile_start(j);
+    bool const interior = key0 + kMmaTileKeys <= t_end && key0 + kMmaTileKeys - 1 <= qpos_min &&
+                          (!windowed || key0 >= qpos_max - p.window_left);
     float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        int64_t const kp = tile_key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
         bool const upper = e >= 2;
-        int64_t const qp = upper ? qpos1 : qpos0;
-        bool visible = kp < t_end && kp <= qp && (upper ? live1 : live0);
-        if (p.window_left >= 0) visible = visible && kp >= qp - p.window_left;
         float x = s[nt][e] * p.scale;
-        if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
-        x -= (upper ? slope1 : slope0) * static_cast<float>(qp - kp);
-        x = visible ? x : -INFINITY;
+        if (!plain || !interior) {
+          int const kp = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
+          int const qp = upper ? qpos1 : qpos0;
+          if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
+          x -= (upper ? slope1 : slope0) * static_cast<float>(qp - kp);
+          bool visible = kp < t_end && kp <= qp;
+          if (windowed) visible = visible && kp >= qp - p.window_left;
+          x = visible ? x : -INFINITY;
+        }
         s[nt][e] = x;
         if (upper) {
           mx1 = fmaxf(mx1, x);
@@ -266,6 +284,8 @@ __global__ void __launch_bounds__(kThreads)
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
     float const mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+    // O and l are rescaled only when some row's running max moved (rare after a few tiles).
+    bool const moved = __any_sync(0xffffffffu, mn0 != m0 || mn1 != m1);
     float const c0 = mn0 == -INFINITY ? 1.f : __expf(m0 - mn0);
     float const c1 = mn1 == -INFINITY ? 1.f : __expf(m1 - mn1);
     m0 = mn0;
@@ -283,15 +303,19 @@ __global__ void __launch_bounds__(kThreads)
       pa[nt * 2 + 0] = MmaOp<T>::pack(p00, p01);
       pa[nt * 2 + 1] = MmaOp<T>::pack(p10, p11);
     }
-    l0 = l0 * c0 + ps0;
-    l1 = l1 * c1 + ps1;
+    if (moved) {
+      l0 *= c0;
+      l1 *= c1;
 #pragma unroll
-    for (int ot = 0; ot < kONTiles; ++ot) {
-      o[ot][0] *= c0;
-      o[ot][1] *= c0;
-      o[ot][2] *= c1;
-      o[ot][3] *= c1;
+      for (int ot = 0; ot < kONTiles; ++ot) {
+        o[ot][0] *= c0;
+        o[ot][1] *= c0;
+        o[ot][2] *= c1;
+        o[ot][3] *= c1;
+      }
     }
+    l0 += ps0;
+    l1 += ps1;
     // O += P . V: V matrices (keys 0-7, dims ot), (keys 8-15, dims ot), (0-7, ot+1), (8-15, ot+1)
 #pragma unroll
     for (int ot = 0; ot < kONTiles; ot += 2) {
@@ -304,6 +328,7 @@ __global__ void __launch_bounds__(kThreads)
     if (j + kStages < my_tiles) load_tile(slot, j + kStages, next_page);
     cp_async_commit();
     next_page = page_of(j + kStages + 1);  // lands while the next tiles are consumed
+    slot = slot + 1 == kStages ? 0 : slot + 1;
   }
   cp_async_wait<0>();
 
