@@ -35,6 +35,14 @@ struct DecodeAttentionArgs {
   TensorView alibi_slopes;   // optional [num_q_heads] float32
   TensorView out;            // [batch_size * q_len, num_q_heads, head_dim], q's dtype
   TensorView lse;            // optional [batch_size * q_len, num_q_heads] float32, natural log
+  // PDL prologue reads. false (default): the producer reads nothing before its PDL wait, so
+  // any earlier kernel of the step may write any input. true: the caller asserts that
+  // cache_seqlens, page_table and num_kv_splits were written before this step's PDL chain
+  // started (filled before the decode graph is launched, or by kernels not PDL-chained to
+  // this one); the producer then loads them, and the K/V rows of tokens before the last q_len
+  // positions (pages nothing in the step writes), while the previous kernel finishes. q and
+  // this step's new K/V rows are still read after the wait. Outputs are the same bit for bit.
+  bool inputs_written_before_chain = false;
 };
 
 // Scratch for partial results of requests that use more than one split (0 when max_splits

@@ -34,6 +34,7 @@ struct AttentionParams {
   int page_shift;
   float scale;
   int window_left;
+  int early_reads;     // DecodeAttentionArgs::inputs_written_before_chain
   float softcap;
   float const* sinks;  // [num_q_heads] or null
   float const* alibi;  // [num_q_heads] or null

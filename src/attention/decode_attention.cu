@@ -138,6 +138,7 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
   p.page_shift = detail::log2_exact(s.page_size);
   p.scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   p.window_left = a.window_left;
+  p.early_reads = a.inputs_written_before_chain ? 1 : 0;
   p.softcap = a.softcap;
   p.sinks = static_cast<float const*>(a.sinks.data);
   p.alibi = static_cast<float const*>(a.alibi_slopes.data);

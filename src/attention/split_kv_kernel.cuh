@@ -33,11 +33,15 @@
 // sink term) and lse, no scratch round trip. Several: part_o = O / l and part_lse = m +
 // log(l) (-inf for an empty split) in float, merged by merge_splits_kernel.
 //
-// PDL contract: nothing but kernel parameters is read before wait_on_prior_grid() (q, the
-// KV cache, lengths, page table and split counts come from earlier kernels of the step);
-// CTAs past the request's split count exit after the wait. Triggers after the KV loop,
-// before the merge and final stores; merge_splits_kernel follows and waits before reading
-// the scratch.
+// PDL contract. Default: nothing but kernel parameters is read before wait_on_prior_grid()
+// (q, the new keys, lengths, page table and split counts may come from earlier kernels of the
+// step). With early_reads (DecodeAttentionArgs::inputs_written_before_chain: the caller
+// asserts cache_seqlens, page_table and num_kv_splits were written before the step's PDL
+// chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
+// L - q_len: pages nothing in the chain writes) of its first kStages tiles before the wait;
+// q and this step's keys are read after it. Either way every CTA waits, and CTAs past the
+// request's split count exit after the wait. Triggers after the KV loop, before the merge and
+// final stores; merge_splits_kernel follows and waits before reading the scratch.
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -123,34 +127,50 @@ __global__ void __launch_bounds__(kThreads)
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
 
-  if constexpr (kWait) wait_on_prior_grid();  // everything below depends on earlier kernels
+  // Default: everything below depends on earlier kernels, so the wait comes first. With
+  // early_reads (the caller asserts lengths, page table and split counts were written before
+  // the chain started), the prologue runs before the wait up to the copies of old keys.
+  bool const early = p.early_reads;
+  auto wait = [&] {
+    if constexpr (kWait) wait_on_prior_grid();
+  };
+  if (!early) wait();
   // Round trip 1: the split count and the length. A CTA past the split count exits here.
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
   int32_t const len_raw = p.cache_seqlens[b];
   int const n = clamp_splits(p, n_raw);
-  if (split >= n) return;
-  // The q rows: they land while the page ids and the first tiles are fetched.
-  for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
-    int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
-    T* dst = q_s + r * kPitch + d;
-    if (r >= rows_here) {
-      *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);  // padded rows are zero
-      continue;
-    }
-    int const g = chunk * kRowsPerCta + r;
-    int const t = g / p.group, h = kv_head * p.group + g % p.group;
-    T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
-    if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
-      cp_async_16(dst, q + d, true);
-    } else {
-      for (int k = 0; k < 8; ++k) dst[k] = q[d + k];
-    }
+  if (split >= n) {
+    if (early) wait();  // every CTA waits on every path
+    return;
   }
-  cp_async_commit();
+  // The q rows (written by the previous kernel: after the wait).
+  auto load_q = [&] {
+    for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
+      int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
+      T* dst = q_s + r * kPitch + d;
+      if (r >= rows_here) {
+        *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);  // padded rows are zero
+        continue;
+      }
+      int const g = chunk * kRowsPerCta + r;
+      int const t = g / p.group, h = kv_head * p.group + g % p.group;
+      T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
+      if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
+        cp_async_16(dst, q + d, true);
+      } else {
+        for (int k = 0; k < 8; ++k) dst[k] = q[d + k];
+      }
+    }
+  };
+  if (!early) {
+    load_q();  // lands while the page ids and the first tiles are fetched
+    cp_async_commit();
+  }
   // Positions fit in int32: lengths are int32.
   int const L = static_cast<int>(clamp_length(p, len_raw));
   KeyRange const keys = split_range(p, L, n, split);
   int const t_begin = static_cast<int>(keys.begin), t_end = static_cast<int>(keys.end);
+  int const new_keys = L - p.q_len;  // keys >= new_keys were appended by this step's kernels
 
   // This thread's two rows of every fragment: r0 = lane / 4, r1 = r0 + 8. Rows past
   // rows_here compute on zero q and are never stored, so they need no mask.
@@ -184,7 +204,10 @@ __global__ void __launch_bounds__(kThreads)
     int const pos = tile_start(j) + lane % kMmaTileKeys;
     return j < my_tiles && pos < t_end ? pages[pos >> p.page_shift] : -1;
   };
-  auto load_tile = [&](int slot, int j, int32_t page_id) {
+  // Rows of tile j into slot `slot`. kAll: every row (zeros past the range or for a bad page
+  // id); kOld: skips rows of new keys (copied later by kNew); kNew: only those rows.
+  enum { kAll, kOld, kNew };
+  auto load_tile = [&](int slot, int j, int32_t page_id, int rows) {
     T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes) + (lane / kChunksPerKey) * kPitch + part * 8;
     T* v_dst = k_dst + kMmaTileKeys * kPitch;
     int const start = tile_start(j);
@@ -193,6 +216,7 @@ __global__ void __launch_bounds__(kThreads)
       int const key = lane / kChunksPerKey + i * kKeysPerLoad;
       int const page = __shfl_sync(0xffffffffu, page_id, key);
       bool const valid = page >= 0 && page < p.num_pages;
+      if (rows != kAll && (valid && start + key >= new_keys) != (rows == kNew)) continue;
       int64_t const pg = valid ? page : 0;
       int64_t const off = (start + key) & page_mask;
       cp_async_16(k_dst + i * kKeysPerLoad * kPitch, k_lane + pg * p.k_stride_page + off * p.k_stride_token, valid);
@@ -200,14 +224,25 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-  // Round trips 2 and 3: the first kStages tiles' page ids together, then their copies.
+  // Round trips 2 and 3: the first kStages tiles' page ids together, then their copies. With
+  // early reads these run before the wait, for old keys only (step-invariant pages); the
+  // wait, q and this step's new keys follow.
   {
     int32_t first[kStages];
 #pragma unroll
     for (int j = 0; j < kStages; ++j) first[j] = page_of(j);
 #pragma unroll
     for (int j = 0; j < kStages; ++j) {
-      if (j < my_tiles) load_tile(j, j, first[j]);
+      if (j < my_tiles) load_tile(j, j, first[j], early ? kOld : kAll);
+      cp_async_commit();
+    }
+    if (early) {
+      wait();
+      load_q();
+#pragma unroll
+      for (int j = 0; j < kStages; ++j) {
+        if (j < my_tiles) load_tile(j, j, first[j], kNew);
+      }
       cp_async_commit();
     }
   }
@@ -215,8 +250,12 @@ __global__ void __launch_bounds__(kThreads)
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[row_head(r0)] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[row_head(r1)] : 0.f;
   int32_t next_page = page_of(kStages);
-  cp_async_wait<kStages>();  // the q group (the oldest) has landed
-  __syncthreads();           // q_s complete for every warp
+  if (early) {
+    cp_async_wait<0>();  // q and the new keys are the newest group: drain once
+  } else {
+    cp_async_wait<kStages>();  // the q group (the oldest) has landed
+  }
+  __syncthreads();  // q_s complete for every warp
 
   int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
   uint32_t qf[kQInRegisters ? kKSteps : 1][4];
@@ -325,7 +364,7 @@ __global__ void __launch_bounds__(kThreads)
       MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
     }
     __syncwarp();  // every lane is done with the slot before it is refilled
-    if (j + kStages < my_tiles) load_tile(slot, j + kStages, next_page);
+    if (j + kStages < my_tiles) load_tile(slot, j + kStages, next_page, kAll);
     cp_async_commit();
     next_page = page_of(j + kStages + 1);  // lands while the next tiles are consumed
     slot = slot + 1 == kStages ? 0 : slot + 1;

@@ -12,7 +12,7 @@ struct CopyJob {
   void const* src;
   size_t bytes;
 };
-constexpr int kMaxJobs = 16;
+constexpr int kMaxJobs = 64;
 struct ProducerParams {
   CopyJob jobs[kMaxJobs];
   int num_jobs;

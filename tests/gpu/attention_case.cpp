@@ -121,6 +121,7 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   a.page_table = TensorView::strided(page_table.get(), DType::kInt32, {batch, c.pt_stride - 1}, {c.pt_stride, 1});
   if (!s.splits.empty()) a.num_kv_splits = TensorView::contiguous(splits.get(), DType::kInt32, {batch});
   a.max_splits = s.max_splits;
+  a.inputs_written_before_chain = s.early;
   a.q_len = s.q_len;
   a.window_left = s.window_left;
   a.softcap = s.softcap;

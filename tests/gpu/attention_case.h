@@ -22,6 +22,7 @@ struct AttnShape {
   int window_left = -1;
   float softcap = 0;
   bool sinks = false, alibi = false;
+  bool early = false;              // DecodeAttentionArgs::inputs_written_before_chain
   uint64_t seed = 1;
 };
 

@@ -3,6 +3,8 @@
 // (merge_splits) must wait before reading the producer's scratch, which is poisoned too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "baton/attention.h"
 #include "common/gpu.h"
 #include "common/race_harness.h"
@@ -41,6 +43,48 @@ void run_harness(AttnShape const& s) {
   h.consumer = [&](cudaStream_t stream) { return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn}); };
   h.check = [&] { return d.matches_reference(); };
   EXPECT_TRUE(h.run());
+}
+
+// inputs_written_before_chain: lengths, page table and split counts are in place before the
+// chain; the stalled predecessor writes q and this step's new K/V rows (the last q_len
+// positions of each request), which the producer must still read after its wait.
+void run_early_harness(AttnShape s) {
+  s.early = true;
+  DeviceAttention d(s);
+  auto src_q = copy_of(d.q);
+  auto src_k = copy_of(d.k);
+  auto src_v = copy_of(d.v);
+  RaceHarness h;
+  h.inputs = {{d.q.get(), src_q.get(), src_q.bytes(), 0xFF}};  // NaN queries
+  size_t const row_bytes = size_t(s.head_dim) * 2;
+  for (int b = 0; b < int(s.lens.size()); ++b) {
+    for (int t = std::max(0, s.lens[b] - s.q_len); t < s.lens[b]; ++t) {
+      for (int kvh = 0; kvh < s.num_kv_heads; ++kvh) {
+        size_t const off = size_t(d.c.kv_offset(b, t, kvh)) * 2;
+        h.inputs.push_back({reinterpret_cast<char*>(d.k.get()) + off, reinterpret_cast<char*>(src_k.get()) + off,
+                            row_bytes, 0xFF});
+        h.inputs.push_back({reinterpret_cast<char*>(d.v.get()) + off, reinterpret_cast<char*>(src_v.get()) + off,
+                            row_bytes, 0xFF});
+      }
+    }
+  }
+  h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF},
+               {d.workspace.get(), d.workspace.bytes(), 0xFF}};
+  h.consumer = [&](cudaStream_t stream) { return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn}); };
+  h.check = [&] { return d.matches_reference(); };
+  EXPECT_TRUE(h.run());
+}
+
+TEST_F(AttentionRace, EarlyReadsStillWaitForQAndNewKeys) {
+  AttnShape s;
+  s.lens = {3000, 17, 40, 2};
+  s.q_len = 2;
+  s.num_q_heads = 8;
+  s.num_kv_heads = 2;
+  s.page_size = 16;
+  s.max_splits = 8;
+  s.splits = {8, 1, 3, 2};
+  run_early_harness(s);
 }
 
 TEST_F(AttentionRace, ProducerAndReducerWait) {

@@ -180,6 +180,7 @@ TEST_F(DecodeAttention, SeededSweep) {
     s.softcap = rng() % 4 == 0 ? 20.f : 0.f;
     s.sinks = rng() % 3 == 0;
     s.alibi = rng() % 5 == 0;
+    s.early = rng() % 2 == 0;
     s.seed = 1000 + i;
     SCOPED_TRACE("sweep case " + std::to_string(i));
     check(s);
@@ -271,6 +272,12 @@ TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
   std::vector<uint16_t> base_bits(base.size() / 2 - d.lse_values().size() * 2);
   std::memcpy(base_bits.data(), base.data(), base_bits.size() * 2);
   EXPECT_TRUE(bitwise_equal(bits.data(), base_bits.data(), base_bits.size() * 2, "max_splits 16 vs 8"));
+  // Prologue reads before the wait (inputs_written_before_chain) change only the overlap.
+  d.args.inputs_written_before_chain = true;
+  for (auto [pdl, graph] : {std::pair{PdlMode::kOn, false}, {PdlMode::kOn, true}}) {
+    std::vector<unsigned char> const other = run(pdl, graph);
+    EXPECT_TRUE(bitwise_equal(other.data(), base.data(), base.size(), "early reads vs PDL-off eager"));
+  }
   CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
