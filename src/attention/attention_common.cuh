@@ -21,9 +21,9 @@ struct AttentionParams {
   int64_t q_stride_token, q_stride_head;
   void const* k;  // paged pool
   void const* v;
-  int64_t k_stride_page, k_stride_token, k_stride_head;
-  int64_t v_stride_page, v_stride_token, v_stride_head;
-  int64_t num_pages;             // pages in the pool; other page ids read nothing
+  int32_t k_stride_page, k_stride_token, k_stride_head;  // elements, validated < 2^31
+  int32_t v_stride_page, v_stride_token, v_stride_head;
+  int32_t num_pages;             // pages in the pool (capped at 2^31 - 1); other ids read nothing
   int32_t const* cache_seqlens;  // [batch]
   int32_t const* page_table;     // [batch, pt_stride]
   int64_t pt_stride;

@@ -1,4 +1,6 @@
 // decode_attention host adapter: validate -> configure -> launch producer (-> reducer).
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 
@@ -115,13 +117,13 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
   bool const nhd = a.layout == KvLayout::kNHD;
   p.k = a.k_cache.data;
   p.v = a.v_cache.data;
-  p.k_stride_page = a.k_cache.stride[0];
-  p.k_stride_token = a.k_cache.stride[nhd ? 1 : 2];
-  p.k_stride_head = a.k_cache.stride[nhd ? 2 : 1];
-  p.v_stride_page = a.v_cache.stride[0];
-  p.v_stride_token = a.v_cache.stride[nhd ? 1 : 2];
-  p.v_stride_head = a.v_cache.stride[nhd ? 2 : 1];
-  p.num_pages = a.k_cache.shape[0];
+  p.k_stride_page = static_cast<int32_t>(a.k_cache.stride[0]);  // validate: < 2^31
+  p.k_stride_token = static_cast<int32_t>(a.k_cache.stride[nhd ? 1 : 2]);
+  p.k_stride_head = static_cast<int32_t>(a.k_cache.stride[nhd ? 2 : 1]);
+  p.v_stride_page = static_cast<int32_t>(a.v_cache.stride[0]);
+  p.v_stride_token = static_cast<int32_t>(a.v_cache.stride[nhd ? 1 : 2]);
+  p.v_stride_head = static_cast<int32_t>(a.v_cache.stride[nhd ? 2 : 1]);
+  p.num_pages = static_cast<int32_t>(std::min<int64_t>(a.k_cache.shape[0], INT32_MAX));  // page ids are int32
   p.cache_seqlens = static_cast<int32_t const*>(a.cache_seqlens.data);
   p.page_table = static_cast<int32_t const*>(a.page_table.data);
   p.pt_stride = a.page_table.stride[0];

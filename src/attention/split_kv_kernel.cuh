@@ -44,6 +44,8 @@
 // final stores; merge_splits_kernel follows and waits before reading the scratch.
 #pragma once
 
+#include <type_traits>
+
 #include "attention/attention_common.cuh"
 
 namespace baton::attention {
@@ -206,23 +208,51 @@ __global__ void __launch_bounds__(kThreads)
   };
   // Rows of tile j into slot `slot`. kAll: every row (zeros past the range or for a bad page
   // id); kOld: skips rows of new keys (copied later by kNew); kNew: only those rows.
+  // Fast path (warp-uniform): all 16 keys in range and in one page -- one base address and
+  // constant row steps. Otherwise each row finds its page id by shuffle.
   enum { kAll, kOld, kNew };
-  auto load_tile = [&](int slot, int j, int32_t page_id, int rows) {
-    T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes) + (lane / kChunksPerKey) * kPitch + part * 8;
+  int const key_of_lane = lane / kChunksPerKey;  // + i * kKeysPerLoad for load i
+  auto load_tile = [&](auto rows_tag, int slot, int j, int32_t page_id) {
+    constexpr int kRows = decltype(rows_tag)::value;
+    T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes) + key_of_lane * kPitch + part * 8;
     T* v_dst = k_dst + kMmaTileKeys * kPitch;
     int const start = tile_start(j);
+    int32_t const page0 = __shfl_sync(0xffffffffu, page_id, 0);
+    int const limit = kRows == kOld ? min(t_end, new_keys) : t_end;
+    bool const fast = kRows != kNew && start + kMmaTileKeys <= limit &&
+                      (start & page_mask) + kMmaTileKeys - 1 <= page_mask && page0 >= 0 && page0 < p.num_pages;
+    if (fast) {
+      int const off = (start & page_mask) + key_of_lane;
+      T const* k_row = k_lane + int64_t(page0) * p.k_stride_page + int64_t(off) * p.k_stride_token;
+      T const* v_row = v_lane + int64_t(page0) * p.v_stride_page + int64_t(off) * p.v_stride_token;
+#pragma unroll
+      for (int i = 0; i < kLoadsPerLane; ++i) {
+        cp_async_16(k_dst + i * kKeysPerLoad * kPitch, k_row + int64_t(i * kKeysPerLoad) * p.k_stride_token, true);
+        cp_async_16(v_dst + i * kKeysPerLoad * kPitch, v_row + int64_t(i * kKeysPerLoad) * p.v_stride_token, true);
+      }
+      return;
+    }
+    int32_t pg[kLoadsPerLane];
+#pragma unroll
+    for (int i = 0; i < kLoadsPerLane; ++i) pg[i] = __shfl_sync(0xffffffffu, page_id, key_of_lane + i * kKeysPerLoad);
 #pragma unroll
     for (int i = 0; i < kLoadsPerLane; ++i) {
-      int const key = lane / kChunksPerKey + i * kKeysPerLoad;
-      int const page = __shfl_sync(0xffffffffu, page_id, key);
-      bool const valid = page >= 0 && page < p.num_pages;
-      if (rows != kAll && (valid && start + key >= new_keys) != (rows == kNew)) continue;
-      int64_t const pg = valid ? page : 0;
-      int64_t const off = (start + key) & page_mask;
-      cp_async_16(k_dst + i * kKeysPerLoad * kPitch, k_lane + pg * p.k_stride_page + off * p.k_stride_token, valid);
-      cp_async_16(v_dst + i * kKeysPerLoad * kPitch, v_lane + pg * p.v_stride_page + off * p.v_stride_token, valid);
+      int const key = key_of_lane + i * kKeysPerLoad;
+      bool const valid = pg[i] >= 0 && pg[i] < p.num_pages;
+      bool const is_new = valid && start + key >= new_keys;
+      if (kRows == kOld && is_new) continue;
+      if (kRows == kNew && !is_new) continue;
+      int32_t const page = valid ? pg[i] : 0;
+      int const off = (start + key) & page_mask;
+      cp_async_16(k_dst + i * kKeysPerLoad * kPitch,
+                  k_lane + int64_t(page) * p.k_stride_page + int64_t(off) * p.k_stride_token, valid);
+      cp_async_16(v_dst + i * kKeysPerLoad * kPitch,
+                  v_lane + int64_t(page) * p.v_stride_page + int64_t(off) * p.v_stride_token, valid);
     }
   };
+  using AllRows = std::integral_constant<int, kAll>;
+  using OldRows = std::integral_constant<int, kOld>;
+  using NewRows = std::integral_constant<int, kNew>;
 
   // Round trips 2 and 3: the first kStages tiles' page ids together, then their copies. With
   // early reads these run before the wait, for old keys only (step-invariant pages); the
@@ -233,7 +263,13 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kStages; ++j) first[j] = page_of(j);
 #pragma unroll
     for (int j = 0; j < kStages; ++j) {
-      if (j < my_tiles) load_tile(j, j, first[j], early ? kOld : kAll);
+      if (j < my_tiles) {
+        if (early) {
+          load_tile(OldRows{}, j, j, first[j]);
+        } else {
+          load_tile(AllRows{}, j, j, first[j]);
+        }
+      }
       cp_async_commit();
     }
     if (early) {
@@ -241,7 +277,7 @@ __global__ void __launch_bounds__(kThreads)
       load_q();
 #pragma unroll
       for (int j = 0; j < kStages; ++j) {
-        if (j < my_tiles) load_tile(j, j, first[j], kNew);
+        if (j < my_tiles) load_tile(NewRows{}, j, j, first[j]);
       }
       cp_async_commit();
     }
@@ -364,7 +400,7 @@ __global__ void __launch_bounds__(kThreads)
       MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
     }
     __syncwarp();  // every lane is done with the slot before it is refilled
-    if (j + kStages < my_tiles) load_tile(slot, j + kStages, next_page, kAll);
+    if (j + kStages < my_tiles) load_tile(AllRows{}, slot, j + kStages, next_page);
     cp_async_commit();
     next_page = page_of(j + kStages + 1);  // lands while the next tiles are consumed
     slot = slot + 1 == kStages ? 0 : slot + 1;

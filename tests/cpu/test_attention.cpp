@@ -142,6 +142,8 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
        StatusCode::kInvalidArgument, {"sinks dim 0 is 8"}},
       {"unaligned cache stride", [](auto& a) { a.k_cache.stride[2] = 129; }, StatusCode::kInvalidArgument,
        {"k_cache stride 129"}},
+      {"page stride past int32", [](auto& a) { a.v_cache.stride[0] = int64_t(1) << 32; },
+       StatusCode::kInvalidArgument, {"v_cache stride 4294967296", "2^31"}},
       {"window -2", [](auto& a) { a.window_left = -2; }, StatusCode::kInvalidArgument, {"window_left -2"}},
       {"negative softcap", [](auto& a) { a.softcap = -1; }, StatusCode::kInvalidArgument, {"softcap"}},
       {"no query heads",
