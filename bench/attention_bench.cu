@@ -105,7 +105,8 @@ int run_attention_bench(BenchOptions const& opt) {
       return n;
     }();
     size_t const pool_elems = size_t(num_pages) * kPage * kHkv * kD;
-    int const num_pools = std::clamp(static_cast<int>(3.0 * gpu.l2_bytes / kv_bytes) + 1, 2, 20);
+    int const num_pools =
+        opt.pools > 0 ? opt.pools : std::clamp(static_cast<int>(3.0 * gpu.l2_bytes / kv_bytes) + 1, 2, 20);
     std::vector<Pool> pools(num_pools);
     for (int i = 0; i < num_pools; ++i) {
       cudaMalloc(&pools[i].k, pool_elems * 2);
@@ -150,8 +151,11 @@ int run_attention_bench(BenchOptions const& opt) {
         Pool const& pool = pools[i % num_pools];
         DecodeAttentionArgs a;
         a.q = TensorView::contiguous(q, DType::kBFloat16, {batch, kHq, kD});
-        a.k_cache = TensorView::contiguous(pool.k, DType::kBFloat16, {num_pages, kPage, kHkv, kD});
-        a.v_cache = TensorView::contiguous(pool.v, DType::kBFloat16, {num_pages, kPage, kHkv, kD});
+        std::vector<int64_t> const dims = opt.hnd ? std::vector<int64_t>{num_pages, kHkv, kPage, kD}
+                                                  : std::vector<int64_t>{num_pages, kPage, kHkv, kD};
+        a.layout = opt.hnd ? KvLayout::kHND : KvLayout::kNHD;
+        a.k_cache = TensorView::contiguous(pool.k, DType::kBFloat16, {dims[0], dims[1], dims[2], dims[3]});
+        a.v_cache = TensorView::contiguous(pool.v, DType::kBFloat16, {dims[0], dims[1], dims[2], dims[3]});
         a.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
         a.page_table = TensorView::contiguous(table_d, DType::kInt32, {batch, max_pages});
         a.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});

@@ -12,7 +12,9 @@ struct BenchOptions {
   int min_keys = -1;         // --min-keys N: SplitPlanParams.min_keys_per_split (-1: default)
   int max_splits = -1;       // --max-splits N: SplitPlanParams.max_splits and grid (-1: default)
   int wave = -1;             // --wave N: SplitPlanParams.ctas_per_wave (-1: decode_attention_ctas_per_wave)
-  bool sglang_plan = false;  // --sglang: SGLang's split heuristic instead of the balanced plan
+  bool sglang_plan = false;
+  bool hnd = false;          // --hnd: KV pools in HND layout instead of NHD
+  int pools = 0;             // --pools N: KV pools per graph (0: enough to exceed 3x the L2)  // --sglang: SGLang's split heuristic instead of the balanced plan
   bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)
 };
 

@@ -1,7 +1,7 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
 //   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
-//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang] [--profile]
+//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang] [--hnd] [--pools N] [--profile]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +14,8 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
-               "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang] [--profile]\n"
+               "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang]\n"
+               "                   [--hnd] [--pools N] [--profile]\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n"
                "  attention  paged split-K decode attention (producer + reducer)\n");
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
       opt.max_splits = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--wave") && i + 1 < argc) {
       opt.wave = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--hnd")) {
+      opt.hnd = true;
+    } else if (!std::strcmp(argv[i], "--pools") && i + 1 < argc) {
+      opt.pools = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--sglang")) {
       opt.sglang_plan = true;
     } else if (!std::strcmp(argv[i], "--profile")) {

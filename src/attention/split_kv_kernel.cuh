@@ -434,39 +434,66 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
 
+  // Per row: the CTA max M over warps, each warp's weight exp(m_w - M) and the denominator
+  // (with the sink for a single split); then 8 contiguous dims per thread.
+  __shared__ float row_w[kRowsPerCta][kWarps];
+  __shared__ float row_inv[kRowsPerCta];
   bool const single = n == 1;
-  for (int idx = threadIdx.x; idx < rows_here * D; idx += kThreads) {
-    int const r = idx / D, d = idx % D;
+  if (threadIdx.x < rows_here) {
+    int const r = threadIdx.x;
     float M = -INFINITY;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) M = fmaxf(M, merge[(w * kRowsPerCta + r) * kMergePitch + D]);
-    float num = 0.f, den = 0.f;
-    if (M != -INFINITY) {
+    float den = 0.f;
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        float const* row = merge + (w * kRowsPerCta + r) * kMergePitch;
-        float const mw_r = row[D];
-        if (mw_r == -INFINITY) continue;
-        float const sc = __expf(mw_r - M);
-        num += sc * row[d];
-        den += sc * row[D + 1];
-      }
+    for (int w = 0; w < kWarps; ++w) {
+      float const* rw = merge + (w * kRowsPerCta + r) * kMergePitch;
+      float const sc = rw[D] == -INFINITY ? 0.f : __expf(rw[D] - M);
+      row_w[r][w] = sc;
+      den += sc * rw[D + 1];
     }
     int const g = chunk * kRowsPerCta + r;
     int const t = g / p.group, h = kv_head * p.group + g % p.group;
     int64_t const token = int64_t(b) * p.q_len + t;
     if (single) {
-      float denom = den;
-      if (p.sinks != nullptr && M != -INFINITY) denom += __expf(p.sinks[h] - M);
-      float const inv = denom > 0 ? 1.f / denom : 0.f;
-      static_cast<T*>(p.out)[token * p.out_stride_token + h * p.out_stride_head + d] = from_float<T>(num * inv);
-      if (p.lse != nullptr && d == 0) {
-        p.lse[token * p.lse_stride_token + h] = M == -INFINITY ? -INFINITY : M + __logf(denom);
+      if (p.sinks != nullptr && M != -INFINITY) den += __expf(p.sinks[h] - M);
+      if (p.lse != nullptr) p.lse[token * p.lse_stride_token + h] = M == -INFINITY ? -INFINITY : M + __logf(den);
+    } else {
+      int64_t const prow = ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
+      p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
+    }
+    row_inv[r] = den > 0 ? 1.f / den : 0.f;
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < rows_here * (D / 8); c += kThreads) {
+    int const r = c / (D / 8), d0 = (c % (D / 8)) * 8;
+    float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      float const sc = row_w[r][w];
+      float const* src = merge + (w * kRowsPerCta + r) * kMergePitch + d0;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) v[k] += sc * src[k];
+    }
+    float const inv = row_inv[r];
+    int const g = chunk * kRowsPerCta + r;
+    int const t = g / p.group, h = kv_head * p.group + g % p.group;
+    int64_t const token = int64_t(b) * p.q_len + t;
+    if (single) {
+      T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
+      alignas(16) T packed[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) packed[k] = from_float<T>(v[k] * inv);
+      if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<uint4 const*>(packed);
+      } else {
+        for (int k = 0; k < 8; ++k) dst[k] = packed[k];
       }
     } else {
       int64_t const prow = ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
-      p.part_o[prow * D + d] = den > 0 ? num / den : 0.f;
-      if (d == 0) p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
+      float4* dst = reinterpret_cast<float4*>(p.part_o + prow * D + d0);  // 16-byte aligned workspace
+      dst[0] = make_float4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
+      dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
     }
   }
 }
