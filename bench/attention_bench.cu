@@ -1,8 +1,9 @@
 // baton-bench attention: paged split-K decode attention at the shapes of ../shared/BENCHMARKS.md
 // (bf16, 32 query heads, 8 KV heads, head_dim 128, page 64, NHD) plus two ragged batches.
 // Split counts come from plan_kv_splits, run once per shape before capture: baton's balanced
-// plan (ctas_per_wave = decode_attention_ctas_per_wave, max_splits 64, 128-key floor per
-// split), or SGLang's heuristic with --sglang. Each call in a graph reads its own KV pool
+// plan (ctas_per_wave = decode_attention_ctas_per_wave, max_splits = its bound
+// ceil(ctas_per_wave / 8), 128-key floor per split), or SGLang's heuristic with --sglang
+// (max_splits 64). Each call in a graph reads its own KV pool
 // (rotating over enough pools that a graph's working set is >= 3x the L2), as each layer of
 // a model has its own.
 //
@@ -76,7 +77,6 @@ int run_attention_bench(BenchOptions const& opt) {
       if (("," + opt.only + ",").find("," + c.name + ",") != std::string::npos) kept.push_back(c);
     cases = kept;
   }
-  int const max_splits = opt.max_splits > 0 ? opt.max_splits : kDefaultMaxSplits;
   int const min_keys = opt.min_keys >= 0 ? opt.min_keys : kDefaultMinKeysPerSplit;
   int wave = 0;  // SplitPlanParams::ctas_per_wave: baton's balanced plan unless --sglang
   if (!opt.sglang_plan) {
@@ -84,6 +84,11 @@ int run_attention_bench(BenchOptions const& opt) {
     if (!st.is_ok()) std::fprintf(stderr, "decode_attention_ctas_per_wave: %s\n", st.to_string().c_str());
     if (opt.wave >= 0) wave = opt.wave;
   }
+  // The balanced plan never gives a request more than ctas_per_wave / CTAs-per-request splits
+  // (8 kv heads x 1 row chunk here), so that is the capture-time bound; SGLang's default is 64.
+  int const max_splits = opt.max_splits > 0 ? opt.max_splits
+                         : wave > 0        ? std::min(kDefaultMaxSplits, (wave + kHkv - 1) / kHkv)
+                                           : kDefaultMaxSplits;
   std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d\n",
               wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave);
 

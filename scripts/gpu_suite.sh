@@ -17,7 +17,7 @@ ctest --preset release -j8 > "$out/ctest.log" 2>&1
 test_rc=$?
 
 compute-sanitizer --tool memcheck --error-exitcode 3 build/release/tests/baton_gpu_tests \
-  --gtest_filter='DecodeMetadata.*:Seeded/SpecPageTable.*:PlanKvSplits.*:*ps1_b7_*:*ps256_b1000_*:DecodeAttention.EdgeLengths*:DecodeAttention.AllPageSizes:DecodeAttention.DraftTokensCausal:DecodeAttention.NonContiguousStrides' \
+  --gtest_filter='DecodeMetadata.*:Seeded/SpecPageTable.*:PlanKvSplits.*:*ps1_b7_*:*ps256_b1000_*:DecodeAttention.EdgeLengths*:DecodeAttention.AllPageSizes:DecodeAttention.DraftTokensCausal:DecodeAttention.NonContiguousStrides:DecodeAttention.GroupsAndLayouts:DecodeAttention.BitwisePdlGraphAndSplitPadding' \
   > "$out/memcheck.log" 2>&1
 memcheck_rc=$?
 
@@ -25,7 +25,7 @@ for b in "${benches[@]}"; do
   build/release/bench/baton-bench "$b" --json "$out/bench_$b.jsonl" > "$out/bench_$b.txt" 2>&1
 done
 
+for b in "${benches[@]}"; do echo "== bench $b"; grep -vE "pools, splits|^$" "$out/bench_$b.txt"; done
 echo "== ctest (rc $test_rc)"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | head -30
 echo "== memcheck (rc $memcheck_rc)"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck.log" | tail -3
-for b in "${benches[@]}"; do echo "== bench $b"; cat "$out/bench_$b.txt"; done
 exit $test_rc

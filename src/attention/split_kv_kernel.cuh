@@ -307,22 +307,30 @@ __global__ void __launch_bounds__(kThreads)
     T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
     T const* v_tile = k_tile + kMmaTileKeys * kPitch;
 
-    // S = Q . K^T: two n-tiles of 8 keys.
+    // S = Q . K^T: two n-tiles of 8 keys, each accumulated in two chains (even and odd
+    // k-steps) so that four independent mma chains of D / 32 overlap their latencies.
     float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    float s_odd[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       uint32_t kb[4];
       // K matrices: (keys 0-7, dims lo), (keys 0-7, dims hi), (keys 8-15, lo), (keys 8-15, hi)
       ldmatrix_x4(kb, k_tile + ((lm / 2) * 8 + li) * kPitch + ks * 16 + (lm % 2) * 8);
+      float(&acc)[2][4] = ks % 2 == 0 ? s : s_odd;
       if constexpr (kQInRegisters) {
-        MmaOp<T>::run(s[0], qf[ks], kb[0], kb[1]);
-        MmaOp<T>::run(s[1], qf[ks], kb[2], kb[3]);
+        MmaOp<T>::run(acc[0], qf[ks], kb[0], kb[1]);
+        MmaOp<T>::run(acc[1], qf[ks], kb[2], kb[3]);
       } else {
         uint32_t a[4];
         ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
-        MmaOp<T>::run(s[0], a, kb[0], kb[1]);
-        MmaOp<T>::run(s[1], a, kb[2], kb[3]);
+        MmaOp<T>::run(acc[0], a, kb[0], kb[1]);
+        MmaOp<T>::run(acc[1], a, kb[2], kb[3]);
       }
+    }
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[nt][e] += s_odd[nt][e];
     }
 
     // Scores. Interior tiles (every key in range, causally visible to every live row, inside
