@@ -338,29 +338,34 @@ __global__ void __launch_bounds__(kThreads)
     int const key0 = tile_start(j);
     bool const interior = key0 + kMmaTileKeys <= t_end && key0 + kMmaTileKeys - 1 <= qpos_min &&
                           (!windowed || key0 >= qpos_max - p.window_left);
-    float mx0 = -INFINITY, mx1 = -INFINITY;
+    if (plain && interior) {  // warp-uniform
 #pragma unroll
-    for (int nt = 0; nt < 2; ++nt) {
+      for (int nt = 0; nt < 2; ++nt) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        bool const upper = e >= 2;
-        float x = s[nt][e] * p.scale;
-        if (!plain || !interior) {
+        for (int e = 0; e < 4; ++e) s[nt][e] *= p.scale;
+      }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          bool const upper = e >= 2;
+          float x = s[nt][e] * p.scale;
           int const kp = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
           int const qp = upper ? qpos1 : qpos0;
           if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
           x -= (upper ? slope1 : slope0) * static_cast<float>(qp - kp);
           bool visible = kp < t_end && kp <= qp;
           if (windowed) visible = visible && kp >= qp - p.window_left;
-          x = visible ? x : -INFINITY;
-        }
-        s[nt][e] = x;
-        if (upper) {
-          mx1 = fmaxf(mx1, x);
-        } else {
-          mx0 = fmaxf(mx0, x);
+          s[nt][e] = visible ? x : -INFINITY;
         }
       }
+    }
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
+      mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
     }
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
