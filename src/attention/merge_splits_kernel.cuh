@@ -19,7 +19,8 @@
 //
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
 // only kernel parameters; it waits right before its first read of num_kv_splits and the
-// scratch. It triggers first thing: whatever follows (the next layer) waits for completion.
+// scratch. It triggers right after the wait: whatever follows (the next layer) waits for
+// its completion.
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -33,7 +34,6 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kBatch = 8;  // splits per warp per pass
   __shared__ float num_s[kWarps][D];
   __shared__ float m_s[kWarps], den_s[kWarps];
-  allow_next_grid();
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int64_t const row = blockIdx.x;  // (token, head)
   int64_t const token = row / p.num_q_heads;
@@ -42,6 +42,10 @@ __global__ void __launch_bounds__(kThreads)
   int64_t const first = ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
   int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
+  // Next: the following layer's kernels (they wait for this grid's completion). Triggering
+  // after the wait, not before it, keeps the next producer's large CTAs from taking the SMs
+  // while this grid's CTAs are still being scheduled.
+  allow_next_grid();
 
   // One round trip: the split count and this warp's first kBatch splits.
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
