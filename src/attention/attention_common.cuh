@@ -46,17 +46,6 @@ struct AttentionParams {
   float* part_lse;     // [batch, max_splits, q_len, num_q_heads]
 };
 
-// Producer grid: (num_kv_heads * row_chunks, batch, max_splits). The split is the slowest
-// dimension so that the CTAs of low splits -- the ones every request uses -- are scheduled
-// first, and CTAs past a request's split count (which only wait and exit) come last.
-struct CtaCoords {
-  int kv_head, chunk, b, split;
-};
-__device__ __forceinline__ CtaCoords cta_coords(AttentionParams const& p) {
-  return {static_cast<int>(blockIdx.x) / p.row_chunks, static_cast<int>(blockIdx.x) % p.row_chunks,
-          static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
-}
-
 // Device-side clamps, so that no input can make a kernel read out of bounds: split counts to
 // [1, max_splits], lengths to [0, pt_cols * page_size].
 __device__ __forceinline__ int clamp_splits(AttentionParams const& p, int32_t raw) {

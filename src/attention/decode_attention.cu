@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstdlib>
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/split_kv_kernel.cuh"
@@ -17,29 +16,24 @@ namespace {
 
 using attention::AttentionParams;
 
-// Experiment switch (not part of the API): BATON_ATTENTION_STAGES=2 selects 2 stages at D=128.
-int stages_override() {
-  static int const v = [] {
-    char const* e = std::getenv("BATON_ATTENTION_STAGES");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 template <class T, int D>
 Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
   auto* producer_kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages>;
-  size_t smem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
-  if constexpr (D == 128) {
-    if (stages_override() == 2) {
-      producer_kernel = attention::split_kv_kernel<T, D, 2>;
-      smem = attention::MmaSmem<D, 2>::kBytes;
-    }
-  }
+  size_t const smem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
   detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
   BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(producer_kernel), producer, smem));
-  detail::LaunchConfig config{dim3(p.num_kv_heads * p.row_chunks, p.batch, p.max_splits), dim3(attention::kThreads),
-                              smem};
+  // Grid y: enough CTAs per (kv head, row chunk) for every work item, at most one wave of the
+  // device (split_kv_kernel.cuh); CTAs loop over items past that.
+  int per_sm = 0;
+  DeviceInfo info;
+  BATON_RETURN_IF_ERROR(detail::resident_ctas_per_sm(reinterpret_cast<void const*>(producer_kernel), producer,
+                                                     attention::kThreads, smem, &per_sm));
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  int64_t const heads = int64_t(p.num_kv_heads) * p.row_chunks;
+  int64_t const wave_y = std::max<int64_t>(1, int64_t(per_sm) * info.num_sms / heads);
+  int64_t const items = int64_t(p.batch) * p.max_splits;
+  unsigned const grid_y = static_cast<unsigned>(std::min<int64_t>({items, wave_y, 65535}));
+  detail::LaunchConfig config{dim3(static_cast<unsigned>(heads), grid_y), dim3(attention::kThreads), smem};
   BATON_RETURN_IF_ERROR(detail::launch(producer_kernel, producer, config, options, p));
   if (p.max_splits == 1) return Status::ok();  // every request finished in the producer
 

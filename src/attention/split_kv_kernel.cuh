@@ -109,9 +109,12 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], void const* 
                : "r"(addr));
 }
 
-template <class T, int D, int kStages, bool kWait = true>
-__global__ void __launch_bounds__(kThreads)
-    split_kv_kernel(__grid_constant__ AttentionParams const p) {
+// One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
+// With early (the CTA's first item under early_reads) the PDL wait happens in here, after
+// the copies of old keys have been issued; otherwise the caller has waited.
+template <class T, int D, int kStages, bool kWait>
+__device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned char* smem_raw, int kv_head, int chunk,
+                                             int b, int split, int n, int32_t len_raw, bool early) {
   using Smem = MmaSmem<D, kStages>;
   constexpr int kPitch = Smem::kPitch;
   constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
@@ -120,31 +123,13 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kLoadsPerLane = kMmaTileKeys * kChunksPerKey / 32;  // per tensor
   constexpr int kKeysPerLoad = 32 / kChunksPerKey;  // keys covered by one load of the warp
   constexpr bool kQInRegisters = D <= 128;          // q fragments held across the loop
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* q_s = reinterpret_cast<T*>(smem_raw);                         // [16][kPitch]
+  T* q_s = reinterpret_cast<T*>(smem_raw);  // [16][kPitch]
   unsigned char* kv_raw = smem_raw + Smem::kQBytes;
-
-  CtaCoords const cta = cta_coords(p);
-  int const kv_head = cta.kv_head, chunk = cta.chunk, b = cta.b, split = cta.split;
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
-
-  // Default: everything below depends on earlier kernels, so the wait comes first. With
-  // early_reads (the caller asserts lengths, page table and split counts were written before
-  // the chain started), the prologue runs before the wait up to the copies of old keys.
-  bool const early = p.early_reads;
   auto wait = [&] {
     if constexpr (kWait) wait_on_prior_grid();
   };
-  if (!early) wait();
-  // Round trip 1: the split count and the length. A CTA past the split count exits here.
-  int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
-  int32_t const len_raw = p.cache_seqlens[b];
-  int const n = clamp_splits(p, n_raw);
-  if (split >= n) {
-    if (early) wait();  // every CTA waits on every path
-    return;
-  }
   // The q rows (written by the previous kernel: after the wait).
   auto load_q = [&] {
     for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
@@ -508,6 +493,113 @@ __global__ void __launch_bounds__(kThreads)
       dst[0] = make_float4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
       dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
     }
+  }
+}
+
+// Producer CTAs: grid (num_kv_heads * row_chunks, G), G = min(batch * max_splits,
+// ctas_per_wave / (num_kv_heads * row_chunks)) -- sized at capture from max_splits and the
+// device, so that every CTA is resident at once. The live work items, (request b, split s <
+// num_kv_splits[b]) in request-major order, are found on the device: CTA (x, c) takes items
+// c, c + G, c + 2G, ... (for its kv head and row chunk). With a split plan of at most G
+// items (the balanced plan for one wave), each CTA has at most one; CTAs without an item
+// exit after the PDL wait. Items are found kMaxItems at a time: each pass reads every
+// num_kv_splits[b] and cache_seqlens[b] (8 requests per thread in flight) and prefix-sums
+// them across the CTA.
+constexpr int kMaxItems = 64;
+
+struct ItemList {
+  int b[kMaxItems], split[kMaxItems], n[kMaxItems], len[kMaxItems];
+  int warp_sums[kWarps];
+};
+
+// This CTA's items with ordinals [pass * kMaxItems, (pass + 1) * kMaxItems); returns how
+// many there are (the rest of the list is not written). Ends with a barrier.
+__device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G, int pass, ItemList& list) {
+  constexpr int kPer = 8;  // requests per thread per step, loads in flight together
+  int const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int64_t const k_lo = int64_t(pass) * kMaxItems;
+  int64_t carry = 0;  // items of the requests before this step
+  for (int base = 0; base < p.batch; base += kThreads * kPer) {
+    int nb[kPer], lb[kPer];
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      int const b = base + threadIdx.x * kPer + u;
+      int32_t const raw = b < p.batch && p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
+      lb[u] = b < p.batch ? p.cache_seqlens[b] : 0;
+      nb[u] = b < p.batch ? clamp_splits(p, raw) : 0;
+    }
+    int local = 0;
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) local += nb[u];
+    // Exclusive prefix of `local` over the CTA (warp scan, then the warps' totals).
+    int incl = local;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      int const up = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += up;
+    }
+    if (lane == 31) list.warp_sums[warp] = incl;
+    __syncthreads();
+    int64_t before = carry + incl - local, total = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      before += w < warp ? list.warp_sums[w] : 0;
+      total += list.warp_sums[w];
+    }
+    __syncthreads();  // warp_sums is rewritten by the next step
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      // Items [before, before + nb[u]) belong to request base + threadIdx.x * kPer + u.
+      int64_t i = before + ((c - before) % G + G) % G;  // first ordinal of this CTA
+      int64_t k = (i - c) / G;
+      if (k < k_lo) {
+        i += (k_lo - k) * G;
+        k = k_lo;
+      }
+      for (; i < before + nb[u] && k < k_lo + kMaxItems; i += G, ++k) {
+        int const slot = static_cast<int>(k - k_lo);
+        list.b[slot] = base + threadIdx.x * kPer + u;
+        list.split[slot] = static_cast<int>(i - before);
+        list.n[slot] = nb[u];
+        list.len[slot] = lb[u];
+      }
+      before += nb[u];
+    }
+    carry += total;
+  }
+  __syncthreads();
+  int64_t const mine = carry > c ? (carry - c + G - 1) / G : 0;  // this CTA's items in all
+  int64_t const left = mine - k_lo;
+  return static_cast<int>(left < 0 ? 0 : (left > kMaxItems ? kMaxItems : left));
+}
+
+template <class T, int D, int kStages, bool kWait = true>
+__global__ void __launch_bounds__(kThreads)
+    split_kv_kernel(__grid_constant__ AttentionParams const p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ ItemList list;
+  int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
+  int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
+  int const c = blockIdx.y, G = gridDim.y;
+  // Default: everything below depends on earlier kernels, so the wait comes first. With
+  // early_reads (the caller asserts lengths, page table and split counts were written before
+  // the chain started), the items are found, and the first one's old keys requested, before it.
+  bool waited = !p.early_reads;
+  if constexpr (kWait) {
+    if (waited) wait_on_prior_grid();
+  }
+  for (int pass = 0;; ++pass) {
+    int const count = find_items(p, c, G, pass, list);
+    for (int k = 0; k < count; ++k) {
+      attend_split<T, D, kStages, kWait>(p, smem_raw, kv_head, chunk, list.b[k], list.split[k], list.n[k],
+                                         list.len[k], !waited);
+      waited = true;
+      __syncthreads();  // shared memory is reused by the next item
+    }
+    if (count < kMaxItems) break;
+  }
+  if constexpr (kWait) {
+    if (!waited) wait_on_prior_grid();  // a CTA without items still waits (every path waits)
   }
 }
 

@@ -44,6 +44,34 @@ TEST_F(DecodeAttention, EdgeLengthsThreeAndMaxSplits) {
   check(s);
 }
 
+// More work items (request, split) than producer CTAs per kv head (one wave of the device):
+// CTAs loop over several items, and past 64 items per CTA they find them in several passes.
+TEST_F(DecodeAttention, MoreItemsThanCtasAndSeveralPasses) {
+  std::mt19937_64 rng(99);
+  AttnShape s;  // 8 kv heads x group 16: ~wave / 8 CTAs per head, 40 x up to 4 items
+  s.num_q_heads = 128;
+  s.num_kv_heads = 8;
+  s.head_dim = 64;
+  s.page_size = 32;
+  s.max_splits = 4;
+  s.lens.clear();
+  for (int b = 0; b < 40; ++b) {
+    s.lens.push_back(int(rng() % 900));
+    s.splits.push_back(1 + int(rng() % 4));
+  }
+  check(s);
+  s.early = true;
+  check(s);
+  AttnShape w;  // 64 kv heads, group 1: ~wave / 64 CTAs per head, 500 items -> > 64 per CTA
+  w.num_q_heads = 64;
+  w.num_kv_heads = 64;
+  w.head_dim = 64;
+  w.page_size = 16;
+  w.lens.clear();
+  for (int b = 0; b < 500; ++b) w.lens.push_back(int(rng() % 100));
+  check(w);
+}
+
 TEST_F(DecodeAttention, LongRequest20548) {
   AttnShape s;
   s.lens = {20548};
