@@ -516,9 +516,11 @@ struct ItemList {
 // many there are (the rest of the list is not written). Ends with a barrier.
 __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G, int pass, ItemList& list) {
   constexpr int kPer = 8;  // requests per thread per step, loads in flight together
+  // 32-bit arithmetic throughout (64-bit division is a long subroutine): item ordinals are
+  // < batch * max_splits <= 65535 * 1024.
   int const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int64_t const k_lo = int64_t(pass) * kMaxItems;
-  int64_t carry = 0;  // items of the requests before this step
+  int const k_lo = pass * kMaxItems;
+  int carry = 0;  // items of the requests before this step
   for (int base = 0; base < p.batch; base += kThreads * kPer) {
     int nb[kPer], lb[kPer];
 #pragma unroll
@@ -540,7 +542,7 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
     }
     if (lane == 31) list.warp_sums[warp] = incl;
     __syncthreads();
-    int64_t before = carry + incl - local, total = 0;
+    int before = carry + incl - local, total = 0;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
       before += w < warp ? list.warp_sums[w] : 0;
@@ -549,28 +551,27 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
     __syncthreads();  // warp_sums is rewritten by the next step
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
-      // Items [before, before + nb[u]) belong to request base + threadIdx.x * kPer + u.
-      int64_t i = before + ((c - before) % G + G) % G;  // first ordinal of this CTA
-      int64_t k = (i - c) / G;
-      if (k < k_lo) {
-        i += (k_lo - k) * G;
-        k = k_lo;
-      }
-      for (; i < before + nb[u] && k < k_lo + kMaxItems; i += G, ++k) {
-        int const slot = static_cast<int>(k - k_lo);
-        list.b[slot] = base + threadIdx.x * kPer + u;
-        list.split[slot] = static_cast<int>(i - before);
-        list.n[slot] = nb[u];
-        list.len[slot] = lb[u];
+      // Items [before, before + nb[u]) belong to request base + threadIdx.x * kPer + u; this
+      // CTA's are the ordinals c + k * G, k >= k_lo.
+      if (nb[u] > 0 && before + nb[u] > c + k_lo * G) {
+        int k = before > c ? (before - c + G - 1) / G : 0;  // first k with c + k * G >= before
+        k = k > k_lo ? k : k_lo;
+        for (int i = c + k * G; i < before + nb[u] && k < k_lo + kMaxItems; i += G, ++k) {
+          int const slot = k - k_lo;
+          list.b[slot] = base + threadIdx.x * kPer + u;
+          list.split[slot] = i - before;
+          list.n[slot] = nb[u];
+          list.len[slot] = lb[u];
+        }
       }
       before += nb[u];
     }
     carry += total;
   }
   __syncthreads();
-  int64_t const mine = carry > c ? (carry - c + G - 1) / G : 0;  // this CTA's items in all
-  int64_t const left = mine - k_lo;
-  return static_cast<int>(left < 0 ? 0 : (left > kMaxItems ? kMaxItems : left));
+  int const mine = carry > c ? (carry - c + G - 1) / G : 0;  // this CTA's items in all
+  int const left = mine - k_lo;
+  return left < 0 ? 0 : (left > kMaxItems ? kMaxItems : left);
 }
 
 template <class T, int D, int kStages, bool kWait = true>
