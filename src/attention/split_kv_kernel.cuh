@@ -4,21 +4,25 @@
 // of kvh (row = t * group + g: draft token t, query head kvh * group + g) over the split's key
 // range (attention_common.cuh: split_range), streamed once from the paged cache. The math runs
 // on mma.sync m16n8k16 (bf16 / fp16 in, fp32 accumulate):
-//   S[16 rows x 16 keys] = Q[16 x D] . K^T   (Q fragments by ldmatrix from shared memory)
+//   S[16 rows x 16 keys] = Q[16 x D] . K^T   (Q fragments by ldmatrix, held in registers
+//                                             at D <= 128; two accumulation chains)
 //   online softmax per row in registers (quad shuffles), P re-packed as the A operand
 //   O[16 x D] += P[16 x 16] . V[16 x D]      (V fragments by ldmatrix.trans)
 //
-// Grid: (num_kv_heads * row_chunks, batch, max_splits), split slowest (cta_coords); 128
-// threads; up to 16 packed rows per CTA, so one K/V tile load serves every query head of the
-// kv head. Each of the 4 warps streams its own tiles of 16 keys (tiles w, w + 4, ...) through
-// a private kStages-deep cp.async ring, so the loop needs no CTA barrier; at the end the
-// warps' (m, l, O) are merged through shared memory.
+// Grid: (num_kv_heads * row_chunks, G), 128 threads; up to 16 packed rows per CTA, so one
+// K/V tile load serves every query head of the kv head. G (<= one wave of the device, see
+// split_kv_kernel below) CTAs per kv head find their work items -- (request, split) pairs
+// with split < num_kv_splits[b] -- on the device and loop over them (find_items); a CTA
+// without an item exits after the PDL wait. Per item, each of the 4 warps streams its own
+// tiles of 16 keys (tiles w, w + 4, ...) through a private kStages-deep cp.async ring, so the
+// loop needs no CTA barrier; at the end the warps' (m, l, O) are merged through shared memory.
 //
-// Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) num_kv_splits[b],
-// cache_seqlens[b] and the q rows (cp.async) in one round trip; (2) the page ids of the
-// first kStages tiles, one per lane, in one round trip; (3) the first kStages tiles in one
-// round trip. In the loop, the page ids of the tile after next are loaded while the current
-// tile is consumed, so no page-table load stands between a tile's turn and its copy.
+// Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) every
+// num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed across the CTA;
+// (2) the q rows (cp.async) and the page ids of the first kStages tiles, one per lane, in one
+// round trip; (3) the first kStages tiles in one round trip. In the loop, the page ids of the
+// tile after next are loaded while the current tile is consumed, so no page-table load stands
+// between a tile's turn and its copy.
 //
 // Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x (D + 8) elements:
 // 106 KB at D = 128 (2 CTAs per SM), 206 KB at D = 256, 56 KB at D = 64.
@@ -38,10 +42,10 @@
 // step). With early_reads (DecodeAttentionArgs::inputs_written_before_chain: the caller
 // asserts cache_seqlens, page_table and num_kv_splits were written before the step's PDL
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
-// L - q_len: pages nothing in the chain writes) of its first kStages tiles before the wait;
-// q and this step's keys are read after it. Either way every CTA waits, and CTAs past the
-// request's split count exit after the wait. Triggers after the KV loop, before the merge and
-// final stores; merge_splits_kernel follows and waits before reading the scratch.
+// L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
+// before the wait; q and this step's keys are read after it. Either way every CTA waits, and
+// CTAs without an item exit after the wait. Triggers after each item's KV loop, before the
+// merge and final stores; merge_splits_kernel follows and waits before reading the scratch.
 #pragma once
 
 #include <type_traits>
