@@ -37,7 +37,10 @@ struct SplitPlanParams {
   // ceil(sum of lengths * CTAs per request / ctas_per_wave)): the batch runs as about
   // ctas_per_wave producer CTAs of equal work, one wave of the GPU when ctas_per_wave is
   // decode_attention_ctas_per_wave(). Ragged batches give long requests many splits and short
-  // ones one.
+  // ones one. No request gets more than floor(ctas_per_wave / CTAs per request) splits. CTAs
+  // per request follow SGLang's rule (num_kv_heads for group 2..16): exact for the attention
+  // producer when group * q_len <= 16; with more packed rows per kv head the producer runs
+  // ceil(group * q_len / 16) times as many CTAs (still correct, more than one wave).
   int ctas_per_wave = 0;
 };
 
