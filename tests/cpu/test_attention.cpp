@@ -194,5 +194,16 @@ TEST(AttentionValidation, WorkspaceTooSmall) {
       << s.message();
 }
 
+TEST(AttentionWavePlan, BadArgumentsAreNamedBeforeAnyCudaCall) {
+  int ctas = -1;
+  Status s = decode_attention_ctas_per_wave(100, &ctas);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("head_dim 100"), std::string::npos) << s.message();
+  EXPECT_EQ(ctas, 0);
+  s = decode_attention_ctas_per_wave(128, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("ctas is null"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace baton
