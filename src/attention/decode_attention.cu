@@ -16,25 +16,40 @@ namespace {
 
 using attention::AttentionParams;
 
+detail::KernelTraits const kProducerTraits{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
+
+template <class T, int D>
+struct Producer {
+  static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages>;
+  static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
+
+  // Producer CTAs resident at once on the current device (SMs x CTAs per SM); also raises the
+  // kernel's shared memory limit, which launching needs.
+  static Status ctas_per_wave(int* ctas) {
+    void const* func = reinterpret_cast<void const*>(kernel);
+    BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(func, kProducerTraits, kSmem));
+    int per_sm = 0;
+    BATON_RETURN_IF_ERROR(detail::resident_ctas_per_sm(func, kProducerTraits, attention::kThreads, kSmem, &per_sm));
+    DeviceInfo info;
+    BATON_RETURN_IF_ERROR(get_device_info(&info));
+    *ctas = per_sm * info.num_sms;
+    return Status::ok();
+  }
+};
+
 template <class T, int D>
 Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
-  auto* producer_kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages>;
-  size_t const smem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
-  detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
-  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(producer_kernel), producer, smem));
+  using Prod = Producer<T, D>;
   // Grid y: enough CTAs per (kv head, row chunk) for every work item, at most one wave of the
   // device (split_kv_kernel.cuh); CTAs loop over items past that.
-  int per_sm = 0;
-  DeviceInfo info;
-  BATON_RETURN_IF_ERROR(detail::resident_ctas_per_sm(reinterpret_cast<void const*>(producer_kernel), producer,
-                                                     attention::kThreads, smem, &per_sm));
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  int wave = 0;
+  BATON_RETURN_IF_ERROR(Prod::ctas_per_wave(&wave));
   int64_t const heads = int64_t(p.num_kv_heads) * p.row_chunks;
-  int64_t const wave_y = std::max<int64_t>(1, int64_t(per_sm) * info.num_sms / heads);
+  int64_t const wave_y = std::max<int64_t>(1, wave / heads);
   int64_t const items = int64_t(p.batch) * p.max_splits;
   unsigned const grid_y = static_cast<unsigned>(std::min<int64_t>({items, wave_y, 65535}));
-  detail::LaunchConfig config{dim3(static_cast<unsigned>(heads), grid_y), dim3(attention::kThreads), smem};
-  BATON_RETURN_IF_ERROR(detail::launch(producer_kernel, producer, config, options, p));
+  detail::LaunchConfig config{dim3(static_cast<unsigned>(heads), grid_y), dim3(attention::kThreads), Prod::kSmem};
+  BATON_RETURN_IF_ERROR(detail::launch(Prod::kernel, kProducerTraits, config, options, p));
   if (p.max_splits == 1) return Status::ok();  // every request finished in the producer
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
@@ -67,30 +82,13 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
 Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
   if (ctas == nullptr) return Status::invalid_argument("decode_attention_ctas_per_wave: ctas is null");
   *ctas = 0;
-  detail::KernelTraits const producer{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
-  void const* kernel = nullptr;
-  size_t smem = 0;
-  switch (head_dim) {
-    case 64: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 64, attention::kDefaultStages>);
-      smem = attention::MmaSmem<64, attention::kDefaultStages>::kBytes;
-      break;
-    case 128: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 128, attention::kDefaultStages>);
-      smem = attention::MmaSmem<128, attention::kDefaultStages>::kBytes;
-      break;
-    case 256: kernel = reinterpret_cast<void const*>(attention::split_kv_kernel<__nv_bfloat16, 256, attention::kDefaultStages>);
-      smem = attention::MmaSmem<256, attention::kDefaultStages>::kBytes;
-      break;
-    default:
-      return Status::invalid_argument("decode_attention_ctas_per_wave: head_dim " + std::to_string(head_dim) +
-                                      " is not one of 64, 128, 256");
+  switch (head_dim) {  // occupancy is the same for both dtypes (same registers and shared memory)
+    case 64: return Producer<__nv_bfloat16, 64>::ctas_per_wave(ctas);
+    case 128: return Producer<__nv_bfloat16, 128>::ctas_per_wave(ctas);
+    case 256: return Producer<__nv_bfloat16, 256>::ctas_per_wave(ctas);
   }
-  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(kernel, producer, smem));
-  int per_sm = 0;
-  BATON_RETURN_IF_ERROR(detail::resident_ctas_per_sm(kernel, producer, attention::kThreads, smem, &per_sm));
-  DeviceInfo info;
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
-  *ctas = per_sm * info.num_sms;
-  return Status::ok();
+  return Status::invalid_argument("decode_attention_ctas_per_wave: head_dim " + std::to_string(head_dim) +
+                                  " is not one of 64, 128, 256");
 }
 
 Status decode_attention_supported(DecodeAttentionArgs const& args) {

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include <cuda_runtime_api.h>
+
 #include "baton/attention.h"
 #include "reference/attention_ref.h"
 
@@ -203,6 +205,20 @@ TEST(AttentionWavePlan, BadArgumentsAreNamedBeforeAnyCudaCall) {
   s = decode_attention_ctas_per_wave(128, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("ctas is null"), std::string::npos) << s.message();
+}
+
+// Valid arguments without a usable GPU: the launch path (occupancy query, then launches)
+// reports a CUDA Status; nothing crashes. Skipped where a GPU is present.
+TEST(AttentionValidation, NoGpuGivesCudaErrorStatus) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "a GPU is present";
+  DecodeAttentionArgs a = valid_args();
+  Status s = decode_attention(a, {});
+  EXPECT_EQ(s.code(), StatusCode::kCudaError) << s.to_string();
+  int ctas = -1;
+  s = decode_attention_ctas_per_wave(128, &ctas);
+  EXPECT_EQ(s.code(), StatusCode::kCudaError) << s.to_string();
+  EXPECT_EQ(ctas, 0);
 }
 
 }  // namespace
