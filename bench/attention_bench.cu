@@ -239,14 +239,7 @@ int run_attention_bench(BenchOptions const& opt) {
               "early: PDL on with inputs_written_before_chain (lengths, page table, splits and old KV read\n"
               "before the wait). TB/s = K+V bytes / in-graph time (PDL on, default reads).\n"
               "bf16, 32/8 heads, head_dim 128, page 64.\n\n");
-  table.print();
-  if (json) std::fclose(json);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) {
-    std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(err));
-    return 1;
-  }
-  return 0;
+  return finish_report(table, json);
 }
 
 }  // namespace baton::bench

@@ -225,14 +225,7 @@ int run_metadata_bench(BenchOptions const& opt) {
               "overwrite (median of 200); eager = C++ launches; baseline = 7-node graph (add, scan x2, memset,\n"
               "gather, shift, copy); speedup = baseline / fused graph.\n\n",
               48);
-  table.print();
-  if (json) std::fclose(json);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) {
-    std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(err));
-    return 1;
-  }
-  return 0;
+  return finish_report(table, json);
 }
 
 }  // namespace baton::bench

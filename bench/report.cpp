@@ -1,8 +1,21 @@
 #include "report.h"
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 
 namespace baton::bench {
+
+int finish_report(Table const& table, FILE* json) {
+  table.print();
+  if (json) std::fclose(json);
+  cudaError_t const err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    std::fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(err));
+    return 1;
+  }
+  return 0;
+}
 
 void Table::print(FILE* out) const {
   std::vector<size_t> width;

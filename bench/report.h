@@ -18,6 +18,10 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// The end of every subcommand: prints the table, closes the JSON file (if any) and returns
+// the exit code: 1 when a CUDA error is pending, else 0.
+int finish_report(Table const& table, FILE* json);
+
 // One JSON object per line.
 class JsonLine {
  public:
