@@ -18,9 +18,9 @@ using attention::AttentionParams;
 
 detail::KernelTraits const kProducerTraits{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
 
-template <class T, int D>
+template <class T, int D, bool kNarrow = false>
 struct Producer {
-  static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages>;
+  static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow>;
   static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
 
   // Producer CTAs resident at once on the current device (SMs x CTAs per SM); also raises the
@@ -37,9 +37,8 @@ struct Producer {
   }
 };
 
-template <class T, int D>
-Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
-  using Prod = Producer<T, D>;
+template <class Prod>
+Status launch_producer(AttentionParams const& p, LaunchOptions const& options) {
   // Grid y: enough CTAs per (kv head, row chunk) for every work item, at most one wave of the
   // device (split_kv_kernel.cuh); CTAs loop over items past that.
   int wave = 0;
@@ -49,7 +48,14 @@ Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
   int64_t const items = int64_t(p.batch) * p.max_splits;
   unsigned const grid_y = static_cast<unsigned>(std::min<int64_t>({items, wave_y, 65535}));
   detail::LaunchConfig config{dim3(static_cast<unsigned>(heads), grid_y), dim3(attention::kThreads), Prod::kSmem};
-  BATON_RETURN_IF_ERROR(detail::launch(Prod::kernel, kProducerTraits, config, options, p));
+  return detail::launch(Prod::kernel, kProducerTraits, config, options, p);
+}
+
+template <class T, int D>
+Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
+  // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
+  BATON_RETURN_IF_ERROR(p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
+                                    : launch_producer<Producer<T, D, false>>(p, options));
   if (p.max_splits == 1) return Status::ok();  // every request finished in the producer
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;

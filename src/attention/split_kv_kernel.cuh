@@ -116,7 +116,15 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], void const* 
 // One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
 // With early (the CTA's first item under early_reads) the PDL wait happens in here, after
 // the copies of old keys have been issued; otherwise the caller has waited.
-template <class T, int D, int kStages, bool kWait>
+// Transpose of an 8 x 8 b16 matrix held in the standard fragment layout (lane: row lane / 4,
+// columns (lane % 4) * 2, + 1), returned in the same layout.
+__device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
+  uint32_t y;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x));
+  return y;
+}
+
+template <class T, int D, int kStages, bool kNarrow, bool kWait>
 __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned char* smem_raw, int kv_head, int chunk,
                                              int b, int split, int n, int32_t len_raw, bool early) {
   using Smem = MmaSmem<D, kStages>;
@@ -282,6 +290,147 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   }
   __syncthreads();  // q_s complete for every warp
 
+  float* merge;  // [warp][row][D + 2]: O, then m, l (reuses the K/V buffers)
+  constexpr int kMergePitch = D + 2;
+  if constexpr (kNarrow) {
+  // Keys as the mma M dimension (docs/attention_next.md): S^T = K.Q^T and O^T += V^T.P^T
+  // with the (at most 8) packed rows as N. Lane: keys lane / 4 (+ 8), rows ra = (lane % 4) * 2
+  // and rb = ra + 1; O^T accumulators: dims m * 16 + lane / 4 (+ 8), rows ra, rb.
+  int const lm = lane / 8, li = lane % 8;
+  int const ra = (lane % 4) * 2, rb = ra + 1;
+  int const qpos_a = L - p.q_len + (row0 + ra) / p.group;
+  int const qpos_b = L - p.q_len + (row0 + rb) / p.group;
+  float const slope_a = p.alibi != nullptr && ra < rows_here ? p.alibi[row_head(ra)] : 0.f;
+  float const slope_b = p.alibi != nullptr && rb < rows_here ? p.alibi[row_head(rb)] : 0.f;
+  // Q^T as the B operand, two k-steps per ldmatrix.x4: (ks lo, ks hi, ks+1 lo, ks+1 hi).
+  uint32_t qb[kKSteps][2];
+#pragma unroll
+  for (int ks = 0; ks < kKSteps; ks += 2) {
+    uint32_t r[4];
+    ldmatrix_x4(r, q_s + li * kPitch + (ks + lm / 2) * 16 + (lm % 2) * 8);
+    qb[ks][0] = r[0];
+    qb[ks][1] = r[1];
+    qb[ks + 1][0] = r[2];
+    qb[ks + 1][1] = r[3];
+  }
+  constexpr int kMTiles = D / 16;
+  float ot[kMTiles][4];
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m) ot[m][0] = ot[m][1] = ot[m][2] = ot[m][3] = 0.f;
+  float ma = -INFINITY, mb = -INFINITY, la = 0.f, lb = 0.f;
+
+  int slot = 0;
+  for (int j = 0; j < my_tiles; ++j) {
+    cp_async_wait<kStages - 1>();  // tile j has landed
+    __syncwarp();
+    T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
+    T const* v_tile = k_tile + kMmaTileKeys * kPitch;
+
+    // S^T[16 keys x 8 rows]: A = K (keys 0-7 / 8-15 x dims lo / hi), two chains.
+    float st[4] = {0.f, 0.f, 0.f, 0.f}, st_odd[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      uint32_t ka[4];
+      ldmatrix_x4(ka, k_tile + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+      MmaOp<T>::run(ks % 2 == 0 ? st : st_odd, ka, qb[ks][0], qb[ks][1]);
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) st[e] += st_odd[e];
+
+    int const key0 = tile_start(j);
+    bool const interior = key0 + kMmaTileKeys <= t_end && key0 + kMmaTileKeys - 1 <= qpos_min &&
+                          (!windowed || key0 >= qpos_max - p.window_left);
+    if (plain && interior) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[e] *= p.scale;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        bool const row_b = e & 1;
+        int const kp = key0 + lane / 4 + (e >= 2 ? 8 : 0);
+        int const qp = row_b ? qpos_b : qpos_a;
+        float x = st[e] * p.scale;
+        if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
+        x -= (row_b ? slope_b : slope_a) * static_cast<float>(qp - kp);
+        bool visible = kp < t_end && kp <= qp;
+        if (windowed) visible = visible && kp >= qp - p.window_left;
+        st[e] = visible ? x : -INFINITY;
+      }
+    }
+    float xa = fmaxf(st[0], st[2]), xb = fmaxf(st[1], st[3]);
+#pragma unroll
+    for (int o = 4; o < 32; o <<= 1) {
+      xa = fmaxf(xa, __shfl_xor_sync(0xffffffffu, xa, o));
+      xb = fmaxf(xb, __shfl_xor_sync(0xffffffffu, xb, o));
+    }
+    float const na = fmaxf(ma, xa), nb = fmaxf(mb, xb);
+    bool const moved = __any_sync(0xffffffffu, na != ma || nb != mb);
+    float const ca = na == -INFINITY ? 1.f : __expf(ma - na);
+    float const cb = nb == -INFINITY ? 1.f : __expf(mb - nb);
+    ma = na;
+    mb = nb;
+    float const p0 = na == -INFINITY ? 0.f : __expf(st[0] - na);
+    float const p1 = nb == -INFINITY ? 0.f : __expf(st[1] - nb);
+    float const p2 = na == -INFINITY ? 0.f : __expf(st[2] - na);
+    float const p3 = nb == -INFINITY ? 0.f : __expf(st[3] - nb);
+    if (moved) {
+      la *= ca;
+      lb *= cb;
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m) {
+        ot[m][0] *= ca;
+        ot[m][1] *= cb;
+        ot[m][2] *= ca;
+        ot[m][3] *= cb;
+      }
+    }
+    la += p0 + p2;
+    lb += p1 + p3;
+    // P^T (keys x rows, C layout) -> B layout (keys (lane % 4) * 2 .. + 1 of row lane / 4).
+    uint32_t const pb0 = movmatrix_trans(MmaOp<T>::pack(p0, p1));
+    uint32_t const pb1 = movmatrix_trans(MmaOp<T>::pack(p2, p3));
+    // O^T += V^T . P^T: A = V^T by ldmatrix.trans: (dims lo, keys 0-7), (dims hi, keys 0-7),
+    // (dims lo, keys 8-15), (dims hi, keys 8-15).
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m) {
+      uint32_t va[4];
+      ldmatrix_x4_trans(va, v_tile + ((lm / 2) * 8 + li) * kPitch + m * 16 + (lm % 2) * 8);
+      MmaOp<T>::run(ot[m], va, pb0, pb1);
+    }
+    __syncwarp();  // every lane is done with the slot before it is refilled
+    if (j + kStages < my_tiles) load_tile(AllRows{}, slot, j + kStages, next_page);
+    cp_async_commit();
+    next_page = page_of(j + kStages + 1);
+    slot = slot + 1 == kStages ? 0 : slot + 1;
+  }
+  cp_async_wait<0>();
+
+  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+
+#pragma unroll
+  for (int o = 4; o < 32; o <<= 1) {
+    la += __shfl_xor_sync(0xffffffffu, la, o);
+    lb += __shfl_xor_sync(0xffffffffu, lb, o);
+  }
+  __syncthreads();  // every warp is done with its K/V buffers
+  merge = reinterpret_cast<float*>(kv_raw);
+  float* mw = merge + size_t(warp) * kRowsPerCta * kMergePitch;
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m) {
+    int const d = m * 16 + lane / 4;
+    mw[ra * kMergePitch + d] = ot[m][0];
+    mw[rb * kMergePitch + d] = ot[m][1];
+    mw[ra * kMergePitch + d + 8] = ot[m][2];
+    mw[rb * kMergePitch + d + 8] = ot[m][3];
+  }
+  if (lane < 4) {
+    mw[ra * kMergePitch + D] = ma;
+    mw[ra * kMergePitch + D + 1] = la;
+    mw[rb * kMergePitch + D] = mb;
+    mw[rb * kMergePitch + D + 1] = lb;
+  }
+  __syncthreads();
+  } else {
   int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
   uint32_t qf[kQInRegisters ? kKSteps : 1][4];
   if constexpr (kQInRegisters) {
@@ -417,8 +566,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
   __syncthreads();  // every warp is done with its K/V buffers
-  float* merge = reinterpret_cast<float*>(kv_raw);  // [warp][row][D + 2]: O, then m, l
-  constexpr int kMergePitch = D + 2;
+  merge = reinterpret_cast<float*>(kv_raw);
   float* mw = merge + size_t(warp) * kRowsPerCta * kMergePitch;
 #pragma unroll
   for (int j = 0; j < kONTiles; ++j) {
@@ -435,6 +583,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
     mw[r1 * kMergePitch + D + 1] = l1;
   }
   __syncthreads();
+  }
 
   // Per row: the CTA max M over warps, each warp's weight exp(m_w - M) and the denominator
   // (with the sink for a single split); then 8 contiguous dims per thread.
@@ -578,7 +727,7 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
   return left < 0 ? 0 : (left > kMaxItems ? kMaxItems : left);
 }
 
-template <class T, int D, int kStages, bool kWait = true>
+template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true>
 __global__ void __launch_bounds__(kThreads)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -596,7 +745,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int pass = 0;; ++pass) {
     int const count = find_items(p, c, G, pass, list);
     for (int k = 0; k < count; ++k) {
-      attend_split<T, D, kStages, kWait>(p, smem_raw, kv_head, chunk, list.b[k], list.split[k], list.n[k],
+      attend_split<T, D, kStages, kNarrow, kWait>(p, smem_raw, kv_head, chunk, list.b[k], list.split[k], list.n[k],
                                          list.len[k], !waited);
       waited = true;
       __syncthreads();  // shared memory is reused by the next item
