@@ -54,8 +54,9 @@ Status launch_producer(AttentionParams const& p, LaunchOptions const& options) {
 template <class T, int D>
 Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
-  BATON_RETURN_IF_ERROR(p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
-                                    : launch_producer<Producer<T, D, false>>(p, options));
+  Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
+                                       : launch_producer<Producer<T, D, false>>(p, options);
+  BATON_RETURN_IF_ERROR(produced);
   if (p.max_splits == 1) return Status::ok();  // every request finished in the producer
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
