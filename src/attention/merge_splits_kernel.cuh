@@ -7,13 +7,14 @@
 // empty) is zeros with lse = -inf. Requests with one split were finished by the producer and
 // are skipped.
 //
-// Grid: one CTA of 4 warps per (token, head). Warp w merges splits [8w, 8w + 8) (then
-// [32 + 8w, ...) while n > 32) into (M_w, den_w, num_w[D]) relative to its own max; the
-// warps' results are combined through shared memory. A lane owns head_dim / 32 dims.
+// Grid: one warp per (token, head), 4 per CTA. Lane s holds split s's lse (s < 32; larger
+// split counts take more lanes' turns); a lane owns head_dim / 32 contiguous dims of the
+// output and sums the splits in order s = 0, 1, ..., n - 1. Small on purpose: the reducer's
+// cost at small shapes is its latency chain and its cold instruction cache, not its math.
 // Bytes: n * (head_dim + 1) floats read and head_dim outputs written per row.
-// Latency: after the wait, num_kv_splits[b] and each warp's first 8 splits (lse and partial
-// outputs) are loaded together -- bounded by max_splits, not by n, which is not known yet;
-// values past n are discarded -- so n <= 32 costs one round trip.
+// Latency: after the wait, num_kv_splits[b], lse and the partial outputs of the first
+// kSpec splits are loaded together -- bounded by max_splits, not by n, which is not known
+// yet; values past n are discarded -- so n <= kSpec costs one round trip.
 // Determinism: the order of every sum depends only on n, so padding of the split plan
 // (a larger max_splits) and PDL on/off give the same bits.
 //
@@ -27,99 +28,116 @@
 
 namespace baton::attention {
 
+template <int kN>
+struct FloatVec;  // kN floats, one aligned load
+template <>
+struct FloatVec<2> {
+  float v[2];
+  __device__ __forceinline__ void load(float const* src) {
+    float2 const x = *reinterpret_cast<float2 const*>(src);
+    v[0] = x.x, v[1] = x.y;
+  }
+};
+template <>
+struct FloatVec<4> {
+  float v[4];
+  __device__ __forceinline__ void load(float const* src) {
+    float4 const x = *reinterpret_cast<float4 const*>(src);
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+  }
+};
+template <>
+struct FloatVec<8> {
+  float v[8];
+  __device__ __forceinline__ void load(float const* src) {
+    float4 const x = reinterpret_cast<float4 const*>(src)[0], y = reinterpret_cast<float4 const*>(src)[1];
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w, v[4] = y.x, v[5] = y.y, v[6] = y.z, v[7] = y.w;
+  }
+};
+
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(kThreads)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
-  constexpr int kDimsPerLane = D / 32;
-  constexpr int kBatch = 8;  // splits per warp per pass
-  __shared__ float num_s[kWarps][D];
-  __shared__ float m_s[kWarps], den_s[kWarps];
+  constexpr int kVec = D / 32;  // dims per lane
+  constexpr int kSpec = 8;      // splits whose partial outputs are loaded with the split count
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  int64_t const row = blockIdx.x;  // (token, head)
-  int64_t const token = row / p.num_q_heads;
-  int const h = static_cast<int>(row % p.num_q_heads);
-  int const b = static_cast<int>(token / p.q_len), t = static_cast<int>(token % p.q_len);
-  int64_t const first = ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
-  int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
+  int64_t const row = int64_t(blockIdx.x) * kWarps + warp;  // (token, head)
+  int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
   // Next: the following layer's kernels (they wait for this grid's completion). Triggering
   // after the wait, not before it, keeps the next producer's large CTAs from taking the SMs
   // while this grid's CTAs are still being scheduled.
   allow_next_grid();
+  if (row >= rows) return;
+  int64_t const token = row / p.num_q_heads;
+  int const h = static_cast<int>(row % p.num_q_heads);
+  int const b = static_cast<int>(token / p.q_len), t = static_cast<int>(token % p.q_len);
+  int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
+  float const* lse_row = p.part_lse + ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
+  float const* o_row = p.part_o + (((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h) * D + lane * kVec;
+  int64_t const o_stride = split_stride * D;
 
-  // One round trip: the split count and this warp's first kBatch splits.
+  // One round trip: the split count, lse of splits lane and the first kSpec partial outputs.
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
-  float lse_b[kBatch], o_b[kBatch][kDimsPerLane];
-  auto load_batch = [&](int s0, int limit) {
+  float lse_lane = lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
+  FloatVec<kVec> spec[kSpec];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      bool const in = s0 + u < limit;
-      int64_t const prow = first + int64_t(in ? s0 + u : 0) * split_stride;
-      lse_b[u] = in ? p.part_lse[prow] : -INFINITY;
-      float const* o = p.part_o + prow * D + lane * kDimsPerLane;
-#pragma unroll
-      for (int e = 0; e < kDimsPerLane; ++e) o_b[u][e] = in ? o[e] : 0.f;
-    }
-  };
-  load_batch(warp * kBatch, p.max_splits);
+  for (int s = 0; s < kSpec; ++s) {
+    if (s < p.max_splits) spec[s].load(o_row + s * o_stride);
+  }
   int const n = clamp_splits(p, n_raw);
   if (n == 1) return;  // written by the producer
 
-  // This warp's splits, relative to its running max (online rescaling across passes).
-  float M = -INFINITY, den = 0.f, acc[kDimsPerLane];
+  // M = max lse, den = sum exp(lse - M) over the n splits (stale scratch past n is ignored).
+  float m = lane < n ? lse_lane : -INFINITY;
+  for (int s = lane + 32; s < n; s += 32) m = fmaxf(m, lse_row[s * split_stride]);
 #pragma unroll
-  for (int e = 0; e < kDimsPerLane; ++e) acc[e] = 0.f;
-  for (int s0 = warp * kBatch; s0 < n; s0 += kWarps * kBatch) {
-    if (s0 != warp * kBatch) load_batch(s0, n);
-    float bm = -INFINITY;
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  auto weight = [&](float lse) { return lse == -INFINITY ? 0.f : __expf(lse - m); };  // m finite
+  float acc[kVec];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) bm = s0 + u < n ? fmaxf(bm, lse_b[u]) : bm;
-    if (bm == -INFINITY) continue;  // only empty splits in this pass
-    float const nm = fmaxf(M, bm);
-    float const c = M == -INFINITY ? 0.f : __expf(M - nm);
-    den *= c;
+  for (int e = 0; e < kVec; ++e) acc[e] = 0.f;
+  float den = 0.f;
+  if (m != -INFINITY) {
+    float const w_lane = lane < n ? weight(lse_lane) : 0.f;
+    den = w_lane;
+    for (int s = lane + 32; s < n; s += 32) den += weight(lse_row[s * split_stride]);
 #pragma unroll
-    for (int e = 0; e < kDimsPerLane; ++e) acc[e] *= c;
-    M = nm;
+    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
+    // Splits in order; an empty split (weight 0) is skipped, so its values are never used.
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      // Splits past n hold stale scratch: weight 0, values not read.
-      bool const in = s0 + u < n && lse_b[u] != -INFINITY;
-      float const w = in ? __expf(lse_b[u] - M) : 0.f;
-      den += w;
+    for (int s = 0; s < kSpec; ++s) {
+      float const w = __shfl_sync(0xffffffffu, w_lane, s);
+      if (s < n && w != 0.f) {
 #pragma unroll
-      for (int e = 0; e < kDimsPerLane; ++e) acc[e] += in ? w * o_b[u][e] : 0.f;
+        for (int e = 0; e < kVec; ++e) acc[e] += w * spec[s].v[e];
+      }
     }
-  }
-  if (lane == 0) {
-    m_s[warp] = M;
-    den_s[warp] = den;
-  }
+    for (int s = kSpec; s < n; ++s) {
+      float const w = s < 32 ? __shfl_sync(0xffffffffu, w_lane, s) : weight(lse_row[s * split_stride]);
+      if (w != 0.f) {
+        FloatVec<kVec> x;
+        x.load(o_row + s * o_stride);
 #pragma unroll
-  for (int e = 0; e < kDimsPerLane; ++e) num_s[warp][lane * kDimsPerLane + e] = acc[e];
-  __syncthreads();
-
-  // Combine the 4 warps (fixed order); then the sink, counted once, here.
-  float Mt = -INFINITY;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) Mt = fmaxf(Mt, m_s[w]);
-  float scale_w[kWarps], denom = 0.f;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    scale_w[w] = m_s[w] == -INFINITY ? 0.f : __expf(m_s[w] - Mt);
-    denom += scale_w[w] * den_s[w];
+        for (int e = 0; e < kVec; ++e) acc[e] += w * x.v[e];
+      }
+    }
+    if (p.sinks != nullptr) den += __expf(p.sinks[h] - m);  // the sink, counted once, here
   }
-  if (Mt != -INFINITY && p.sinks != nullptr) denom += __expf(p.sinks[h] - Mt);
-  float const inv = denom > 0 ? 1.f / denom : 0.f;
-  T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
-  for (int d = threadIdx.x; d < D; d += kThreads) {
-    float v = 0.f;
+  float const inv = den > 0 ? 1.f / den : 0.f;
+  T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + lane * kVec;
+  alignas(16) T packed[kVec];
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) v += scale_w[w] * num_s[w][d];
-    out[d] = from_float<T>(v * inv);
+  for (int e = 0; e < kVec; ++e) packed[e] = from_float<T>(acc[e] * inv);
+  if ((reinterpret_cast<uintptr_t>(out) & (sizeof(packed) - 1)) == 0) {
+    if constexpr (kVec == 2) *reinterpret_cast<uint32_t*>(out) = *reinterpret_cast<uint32_t const*>(packed);
+    if constexpr (kVec == 4) *reinterpret_cast<uint2*>(out) = *reinterpret_cast<uint2 const*>(packed);
+    if constexpr (kVec == 8) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4 const*>(packed);
+  } else {
+    for (int e = 0; e < kVec; ++e) out[e] = packed[e];
   }
-  if (p.lse != nullptr && threadIdx.x == 0) {
-    p.lse[token * p.lse_stride_token + h] = Mt == -INFINITY ? -INFINITY : Mt + __logf(denom);
+  if (p.lse != nullptr && lane == 0) {
+    p.lse[token * p.lse_stride_token + h] = m == -INFINITY ? -INFINITY : m + __logf(den);
   }
 }
 

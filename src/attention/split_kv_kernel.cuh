@@ -198,25 +198,28 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   int const num_tiles = t_end > t_begin ? (t_end - t_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
   int const my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
   auto tile_start = [&](int j) { return t_begin + (warp + j * kWarps) * kMmaTileKeys; };
-  // Lane l (and l + 16) holds the page id of key l % 16 of a tile; -1 past the range.
+  // Page ids: a register holds two tiles' -- lanes base .. base + 15 the ids of keys 0..15 of
+  // one tile (-1 past the range) -- so the first kStages + 1 tiles take (kStages + 2) / 2
+  // loads per lane, all in flight together.
   auto page_of = [&](int j) -> int32_t {
     int const pos = tile_start(j) + lane % kMmaTileKeys;
     return j < my_tiles && pos < t_end ? pages[pos >> p.page_shift] : -1;
   };
-  // Rows of tile j into slot `slot`. kAll: every row (zeros past the range or for a bad page
-  // id); kOld: skips rows of new keys (copied later by kNew); kNew: only those rows.
-  // Fast path (warp-uniform): all 16 keys in range and in one page -- one base address and
-  // constant row steps. Otherwise each row finds its page id by shuffle.
+  // Rows of tile j into slot `slot`, page ids from lanes base..base + 15 of page_reg. kAll:
+  // every row (zeros past the range or for a bad page id); kOld: skips rows of new keys
+  // (copied later by kNew); kNew: only those rows. Fast path (warp-uniform): all 16 keys in
+  // range and in one page -- one base address and constant row steps. Otherwise each row
+  // finds its page id by shuffle. Called from two places only (the prologue loop and the
+  // main loop): every inlined copy costs instruction cache, which small shapes pay cold.
   enum { kAll, kOld, kNew };
   int const key_of_lane = lane / kChunksPerKey;  // + i * kKeysPerLoad for load i
-  auto load_tile = [&](auto rows_tag, int slot, int j, int32_t page_id) {
-    constexpr int kRows = decltype(rows_tag)::value;
+  auto load_tile = [&](int mode, int slot, int j, int32_t page_reg, int base) {
     T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes) + key_of_lane * kPitch + part * 8;
     T* v_dst = k_dst + kMmaTileKeys * kPitch;
     int const start = tile_start(j);
-    int32_t const page0 = __shfl_sync(0xffffffffu, page_id, 0);
-    int const limit = kRows == kOld ? min(t_end, new_keys) : t_end;
-    bool const fast = kRows != kNew && start + kMmaTileKeys <= limit &&
+    int32_t const page0 = __shfl_sync(0xffffffffu, page_reg, base);
+    int const limit = mode == kOld ? min(t_end, new_keys) : t_end;
+    bool const fast = mode != kNew && start + kMmaTileKeys <= limit &&
                       (start & page_mask) + kMmaTileKeys - 1 <= page_mask && page0 >= 0 && page0 < p.num_pages;
     if (fast) {
       int const off = (start & page_mask) + key_of_lane;
@@ -231,14 +234,16 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
     }
     int32_t pg[kLoadsPerLane];
 #pragma unroll
-    for (int i = 0; i < kLoadsPerLane; ++i) pg[i] = __shfl_sync(0xffffffffu, page_id, key_of_lane + i * kKeysPerLoad);
+    for (int i = 0; i < kLoadsPerLane; ++i) {
+      pg[i] = __shfl_sync(0xffffffffu, page_reg, base + key_of_lane + i * kKeysPerLoad);
+    }
 #pragma unroll
     for (int i = 0; i < kLoadsPerLane; ++i) {
       int const key = key_of_lane + i * kKeysPerLoad;
       bool const valid = pg[i] >= 0 && pg[i] < p.num_pages;
       bool const is_new = valid && start + key >= new_keys;
-      if (kRows == kOld && is_new) continue;
-      if (kRows == kNew && !is_new) continue;
+      if (mode == kOld && is_new) continue;
+      if (mode == kNew && !is_new) continue;
       int32_t const page = valid ? pg[i] : 0;
       int const off = (start + key) & page_mask;
       cp_async_16(k_dst + i * kKeysPerLoad * kPitch,
@@ -247,42 +252,31 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
                   v_lane + int64_t(page) * p.v_stride_page + int64_t(off) * p.v_stride_token, valid);
     }
   };
-  using AllRows = std::integral_constant<int, kAll>;
-  using OldRows = std::integral_constant<int, kOld>;
-  using NewRows = std::integral_constant<int, kNew>;
 
-  // Round trips 2 and 3: the first kStages tiles' page ids together, then their copies. With
-  // early reads these run before the wait, for old keys only (step-invariant pages); the
-  // wait, q and this step's new keys follow.
-  {
-    int32_t first[kStages];
-#pragma unroll
-    for (int j = 0; j < kStages; ++j) first[j] = page_of(j);
-#pragma unroll
-    for (int j = 0; j < kStages; ++j) {
-      if (j < my_tiles) {
-        if (early) {
-          load_tile(OldRows{}, j, j, first[j]);
-        } else {
-          load_tile(AllRows{}, j, j, first[j]);
-        }
-      }
-      cp_async_commit();
-    }
-    if (early) {
+  // Round trips 2 and 3: the page ids of the first kStages + 1 tiles together (two tiles
+  // per register), then the first kStages tiles' copies, one commit group each. With early
+  // reads these run before the wait for old keys only (step-invariant pages); then the
+  // wait, q and this step's new keys (one more group).
+  static_assert(kStages >= 1 && kStages <= 3, "the first kStages + 1 tiles' page ids fill two registers");
+  int32_t const pid_lo = page_of(lane / kMmaTileKeys);      // tiles 0 and 1
+  int32_t const pid_hi = page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
+  auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
+  int const fill_loads = early ? 2 * kStages : kStages;
+#pragma unroll 1
+  for (int r = 0; r < fill_loads; ++r) {
+    int const j = r < kStages ? r : r - kStages;
+    if (r == kStages) {  // early reads only: the wait, then q and the new keys
       wait();
       load_q();
-#pragma unroll
-      for (int j = 0; j < kStages; ++j) {
-        if (j < my_tiles) load_tile(NewRows{}, j, j, first[j]);
-      }
-      cp_async_commit();
     }
+    if (j < my_tiles) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
+    if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
   auto row_head = [&](int r) { return kv_head * p.group + (row0 + r) % p.group; };
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[row_head(r0)] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[row_head(r1)] : 0.f;
-  int32_t next_page = page_of(kStages);
+  int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
+  int next_base = (kStages % 2) * kMmaTileKeys;
   if (early) {
     cp_async_wait<0>();  // q and the new keys are the newest group: drain once
   } else {
@@ -398,9 +392,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       MmaOp<T>::run(ot[m], va, pb0, pb1);
     }
     __syncwarp();  // every lane is done with the slot before it is refilled
-    if (j + kStages < my_tiles) load_tile(AllRows{}, slot, j + kStages, next_page);
+    if (j + kStages < my_tiles) load_tile(kAll, slot, j + kStages, next_page, next_base);
     cp_async_commit();
     next_page = page_of(j + kStages + 1);
+    next_base = 0;
     slot = slot + 1 == kStages ? 0 : slot + 1;
   }
   cp_async_wait<0>();
@@ -551,9 +546,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
     }
     __syncwarp();  // every lane is done with the slot before it is refilled
-    if (j + kStages < my_tiles) load_tile(AllRows{}, slot, j + kStages, next_page);
+    if (j + kStages < my_tiles) load_tile(kAll, slot, j + kStages, next_page, next_base);
     cp_async_commit();
-    next_page = page_of(j + kStages + 1);  // lands while the next tiles are consumed
+    next_page = page_of(j + kStages + 1);
+    next_base = 0;  // lands while the next tiles are consumed
     slot = slot + 1 == kStages ? 0 : slot + 1;
   }
   cp_async_wait<0>();
@@ -702,22 +698,22 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
       total += list.warp_sums[w];
     }
     __syncthreads();  // warp_sums is rewritten by the next step
+    // This thread's requests hold the item ordinals [before, before + local); this CTA's
+    // are c + k * G for k >= k_lo. One division per thread, then a walk over the requests.
+    int k = before > c ? (before - c + G - 1) / G : 0;  // first k with c + k * G >= before
+    k = k > k_lo ? k : k_lo;
+    int i = c + k * G;
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
-      // Items [before, before + nb[u]) belong to request base + threadIdx.x * kPer + u; this
-      // CTA's are the ordinals c + k * G, k >= k_lo.
-      if (nb[u] > 0 && before + nb[u] > c + k_lo * G) {
-        int k = before > c ? (before - c + G - 1) / G : 0;  // first k with c + k * G >= before
-        k = k > k_lo ? k : k_lo;
-        for (int i = c + k * G; i < before + nb[u] && k < k_lo + kMaxItems; i += G, ++k) {
-          int const slot = k - k_lo;
-          list.b[slot] = base + threadIdx.x * kPer + u;
-          list.split[slot] = i - before;
-          list.n[slot] = nb[u];
-          list.len[slot] = lb[u];
-        }
+      int const end = before + nb[u];
+      for (; i < end && k < k_lo + kMaxItems; i += G, ++k) {
+        int const slot = k - k_lo;
+        list.b[slot] = base + threadIdx.x * kPer + u;
+        list.split[slot] = i - before;
+        list.n[slot] = nb[u];
+        list.len[slot] = lb[u];
       }
-      before += nb[u];
+      before = end;
     }
     carry += total;
   }
