@@ -61,8 +61,7 @@ Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
-  int64_t const ctas = (rows + attention::kWarps - 1) / attention::kWarps;  // a warp per row
-  detail::LaunchConfig merge{dim3(static_cast<unsigned>(ctas)), dim3(attention::kThreads)};
+  detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
   return detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p);
 }
 
