@@ -18,6 +18,7 @@
 
 #include "baton/attention.h"
 #include "baton/metadata.h"
+#include "attention_trace.h"
 #include "bench_options.h"
 #include "harness.h"
 #include "report.h"
@@ -54,6 +55,10 @@ struct Pool {
 }  // namespace
 
 int run_attention_bench(BenchOptions const& opt) {
+  if (opt.trace && !trace_supported()) {
+    std::fprintf(stderr, "--trace needs a build with -DBATON_TRACE=ON (e.g. cmake --preset trace)\n");
+    return 2;
+  }
   GpuReport gpu = describe_gpu();
   std::printf("baton-bench attention | %s | %d SMs | L2 %zu MB | %s | rev %s\n", gpu.name.c_str(), gpu.num_sms,
               gpu.l2_bytes >> 20, gpu.clocks.c_str(), gpu.revision.c_str());
@@ -173,10 +178,20 @@ int run_attention_bench(BenchOptions const& opt) {
         return s.is_ok();
       };
     };
-    if (opt.profile) {  // a few eager calls for a profiler; no timing
-      for (int i = 0; i < 6; ++i) call(PdlMode::kOn)(timer.stream(), i);
+    if (opt.profile || opt.trace) {  // a few eager calls for a profiler, or traced calls; no timing
+      if (opt.trace) {
+        trace_clear();
+        timer.in_graph_per_call(call(PdlMode::kOn), 20, 3);
+        trace_print((c.name + ", in-graph (last of 20 calls)").c_str());
+        timer.in_graph_per_call(call(PdlMode::kOn, true), 20, 3);
+        trace_print((c.name + ", in-graph, early reads").c_str());
+        timer.cold_single_call(call(PdlMode::kOn), 3);
+        trace_print((c.name + ", cold single call").c_str());
+      } else {
+        for (int i = 0; i < 6; ++i) call(PdlMode::kOn)(timer.stream(), i);
+      }
       cudaStreamSynchronize(timer.stream());
-      std::fprintf(stderr, "%s: profiled, splits %d\n", c.name.c_str(), splits[0]);
+      std::fprintf(stderr, "%s: %s, splits %d\n", c.name.c_str(), opt.trace ? "traced" : "profiled", splits[0]);
       for (Pool& p : pools) {
         cudaFree(p.k);
         cudaFree(p.v);

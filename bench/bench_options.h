@@ -12,10 +12,11 @@ struct BenchOptions {
   int min_keys = -1;         // --min-keys N: SplitPlanParams.min_keys_per_split (-1: default)
   int max_splits = -1;       // --max-splits N: SplitPlanParams.max_splits and grid (-1: default)
   int wave = -1;             // --wave N: SplitPlanParams.ctas_per_wave (-1: decode_attention_ctas_per_wave)
-  bool sglang_plan = false;
+  bool sglang_plan = false;  // --sglang: SGLang's split heuristic instead of the balanced plan
   bool hnd = false;          // --hnd: KV pools in HND layout instead of NHD
-  int pools = 0;             // --pools N: KV pools per graph (0: enough to exceed 3x the L2)  // --sglang: SGLang's split heuristic instead of the balanced plan
+  int pools = 0;             // --pools N: KV pools per graph (0: enough to exceed 3x the L2)
   bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)
+  bool trace = false;        // --trace: kernel timelines of one in-graph and one cold call (BATON_TRACE builds)
 };
 
 int run_metadata_bench(BenchOptions const& options);

@@ -1,7 +1,7 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
 //   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
-//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang] [--hnd] [--pools N] [--profile]
+//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang] [--hnd] [--pools N] [--profile] [--trace]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +15,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
                "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang]\n"
-               "                   [--hnd] [--pools N] [--profile]\n"
+               "                   [--hnd] [--pools N] [--profile] [--trace]\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n"
                "  attention  paged split-K decode attention (producer + reducer)\n");
@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
       opt.sglang_plan = true;
     } else if (!std::strcmp(argv[i], "--profile")) {
       opt.profile = true;
+    } else if (!std::strcmp(argv[i], "--trace")) {
+      opt.trace = true;
     } else if (!std::strcmp(argv[i], "--quick")) {
       opt.quick = true;
     } else {

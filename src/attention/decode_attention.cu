@@ -11,6 +11,19 @@
 #include "runtime/check.h"
 #include "runtime/launch.h"
 
+#if defined(BATON_TRACE)
+namespace baton::trace {
+bool read(unsigned long long* host, bool clear) {
+  if (cudaMemcpyFromSymbol(host, g_marks, sizeof(g_marks)) != cudaSuccess) return false;
+  void* table = nullptr;
+  if (clear && (cudaGetSymbolAddress(&table, g_marks) != cudaSuccess || cudaMemset(table, 0, sizeof(g_marks)) != cudaSuccess)) {
+    return false;
+  }
+  return true;
+}
+}  // namespace baton::trace
+#endif
+
 namespace baton {
 namespace {
 

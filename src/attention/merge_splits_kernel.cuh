@@ -17,8 +17,9 @@
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
 // Bytes: n * (head_dim + 1) floats read and head_dim outputs written per row.
 // Latency: after the wait, num_kv_splits[b], the lse values and the partial outputs of the
-// first kSpec splits are loaded together -- bounded by max_splits, not by n, which is not
-// known yet; values past n are discarded -- so n <= 32 costs one round trip.
+// first kEarly (8) splits are loaded together -- bounded by max_splits, not by n, which is
+// not known yet; values past n are discarded -- so n <= 8 costs one round trip, n <= 32 two
+// (speculating on all 32 reads 32x the needed bytes when n = 4 of max_splits = 33).
 // Determinism: the order of every sum depends only on n, so padding of the split plan
 // (a larger max_splits) and PDL on/off give the same bits.
 //
@@ -29,13 +30,16 @@
 #pragma once
 
 #include "attention/attention_common.cuh"
+#include "common/trace.cuh"
 
 namespace baton::attention {
 
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
-  constexpr int kSpec = 32;  // splits loaded with the split count (one per lane's lse)
+  constexpr int kSpec = 32;   // splits summed from registers (one per lane's lse)
+  constexpr int kEarly = 8;   // of which loaded with the split count, before n is known
+  BATON_MARK(1, 0);
   int const d = threadIdx.x, lane = threadIdx.x % 32;
   int64_t const row = blockIdx.x;  // (token, head)
   int64_t const token = row / p.num_q_heads;
@@ -51,15 +55,18 @@ __global__ void __launch_bounds__(D)
   // after the wait, not before it, keeps the next producer's large CTAs from taking the SMs
   // while this grid's CTAs are still being scheduled.
   allow_next_grid();
+  BATON_MARK(1, 1);
 
   // One round trip: the split count, lse of split `lane` and dim d of the first kSpec splits.
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
   float const lse_lane = lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
   float x[kSpec];
 #pragma unroll
-  for (int u = 0; u < kSpec; ++u) x[u] = u < p.max_splits ? o_row[u * o_stride] : 0.f;
+  for (int u = 0; u < kEarly; ++u) x[u] = u < p.max_splits ? o_row[u * o_stride] : 0.f;
   int const n = clamp_splits(p, n_raw);
   if (n == 1) return;  // written by the producer
+#pragma unroll
+  for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;  // in flight together
 
   // M = max lse, den = sum exp(lse - M) over the n splits (stale scratch past n is ignored).
   float m = lane < n ? lse_lane : -INFINITY;
@@ -87,12 +94,14 @@ __global__ void __launch_bounds__(D)
     }
     if (p.sinks != nullptr) den += __expf(p.sinks[h] - m);  // the sink, counted once, here
   }
+  BATON_MARK(1, 2);
   float const inv = den > 0 ? 1.f / den : 0.f;
   T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
   out[d] = from_float<T>(acc * inv);
   if (p.lse != nullptr && d == 0) {
     p.lse[token * p.lse_stride_token + h] = m == -INFINITY ? -INFINITY : m + __logf(den);
   }
+  BATON_MARK(1, 3);
 }
 
 }  // namespace baton::attention

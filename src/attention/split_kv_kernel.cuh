@@ -51,6 +51,7 @@
 #include <type_traits>
 
 #include "attention/attention_common.cuh"
+#include "common/trace.cuh"
 
 namespace baton::attention {
 
@@ -267,6 +268,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
     int const j = r < kStages ? r : r - kStages;
     if (r == kStages) {  // early reads only: the wait, then q and the new keys
       wait();
+      BATON_MARK(0, 1);
       load_q();
     }
     if (j < my_tiles) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
@@ -283,6 +285,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
     cp_async_wait<kStages>();  // the q group (the oldest) has landed
   }
   __syncthreads();  // q_s complete for every warp
+  BATON_MARK(0, 3);
 
   float* merge;  // [warp][row][D + 2]: O, then m, l (reuses the K/V buffers)
   constexpr int kMergePitch = D + 2;
@@ -317,6 +320,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   for (int j = 0; j < my_tiles; ++j) {
     cp_async_wait<kStages - 1>();  // tile j has landed
     __syncwarp();
+    if (j == 0) BATON_MARK(0, 4);
     T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
     T const* v_tile = k_tile + kMmaTileKeys * kPitch;
 
@@ -399,6 +403,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
     slot = slot + 1 == kStages ? 0 : slot + 1;
   }
   cp_async_wait<0>();
+  BATON_MARK(0, 5);
 
   allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
 
@@ -437,6 +442,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   for (int j = 0; j < my_tiles; ++j) {
     cp_async_wait<kStages - 1>();  // tile j has landed
     __syncwarp();
+    if (j == 0) BATON_MARK(0, 4);
     T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
     T const* v_tile = k_tile + kMmaTileKeys * kPitch;
 
@@ -553,6 +559,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
     slot = slot + 1 == kStages ? 0 : slot + 1;
   }
   cp_async_wait<0>();
+  BATON_MARK(0, 5);
 
   allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
 
@@ -643,6 +650,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
     }
   }
+  BATON_MARK(0, 6);
 }
 
 // Producer CTAs: grid (num_kv_heads * row_chunks, G), G = min(batch * max_splits,
@@ -728,6 +736,7 @@ __global__ void __launch_bounds__(kThreads)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ ItemList list;
+  BATON_MARK(0, 0);
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
   int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
   int const c = blockIdx.y, G = gridDim.y;
@@ -738,8 +747,10 @@ __global__ void __launch_bounds__(kThreads)
   if constexpr (kWait) {
     if (waited) wait_on_prior_grid();
   }
+  if (waited) BATON_MARK(0, 1);
   for (int pass = 0;; ++pass) {
     int const count = find_items(p, c, G, pass, list);
+    if (pass == 0) BATON_MARK(0, 2);
     for (int k = 0; k < count; ++k) {
       attend_split<T, D, kStages, kNarrow, kWait>(p, smem_raw, kv_head, chunk, list.b[k], list.split[k], list.n[k],
                                          list.len[k], !waited);
@@ -751,6 +762,7 @@ __global__ void __launch_bounds__(kThreads)
   if constexpr (kWait) {
     if (!waited) wait_on_prior_grid();  // a CTA without items still waits (every path waits)
   }
+  BATON_MARK(0, 7);
 }
 
 }  // namespace baton::attention
