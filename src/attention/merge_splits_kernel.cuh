@@ -10,8 +10,8 @@
 // Grid: one CTA of head_dim threads per (token, head); thread d owns output dim d; no
 // barrier. Every warp finds M = max lse and the denominator over all n splits itself (lane
 // s holds split s's lse; more than 32 splits take more turns); thread d then sums its dim
-// of the splits' partial outputs in order s = 0, 1, ..., n - 1 (splits past 32: 4 loads in
-// flight at a time). Small on purpose: the reducer's cost at
+// of the splits' partial outputs in order s = 0, 1, ..., n - 1 (splits past 32: 8 at a time
+// with their loads in flight together). Small on purpose: the reducer's cost at
 // small shapes is its latency chain and its cold instruction cache, not its math. (Measured
 // before this layout: a warp per row with float4 loads needs 4x the registers per split in
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
@@ -39,6 +39,7 @@ __global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
   constexpr int kSpec = 32;   // splits summed from registers (one per lane's lse)
   constexpr int kEarly = 8;   // of which loaded with the split count, before n is known
+  constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   BATON_MARK(1, 0);
   int const d = threadIdx.x, lane = threadIdx.x % 32;
   int64_t const row = blockIdx.x;  // (token, head)
@@ -86,11 +87,19 @@ __global__ void __launch_bounds__(D)
       float const w = __shfl_sync(0xffffffffu, w_lane, u);
       acc += u < n && w != 0.f ? w * x[u] : 0.f;  // an empty split or one past n: skipped
     }
-#pragma unroll 4
-    for (int s = kSpec; s < n; ++s) {  // more than 32 splits: 4 at a time in flight
-      float const w = weight(lse_row[s * split_stride]);
-      float const v = o_row[s * o_stride];
-      acc += w != 0.f ? w * v : 0.f;
+    for (int s0 = kSpec; s0 < n; s0 += kTail) {  // more than 32 splits: kTail loads in flight
+      float lse_t[kTail], x_t[kTail];
+#pragma unroll
+      for (int u = 0; u < kTail; ++u) {
+        bool const in = s0 + u < n;
+        lse_t[u] = in ? lse_row[(s0 + u) * split_stride] : -INFINITY;
+        x_t[u] = in ? o_row[(s0 + u) * o_stride] : 0.f;
+      }
+#pragma unroll
+      for (int u = 0; u < kTail; ++u) {
+        float const w = weight(lse_t[u]);
+        acc += w != 0.f ? w * x_t[u] : 0.f;
+      }
     }
     if (p.sinks != nullptr) den += __expf(p.sinks[h] - m);  // the sink, counted once, here
   }

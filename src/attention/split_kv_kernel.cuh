@@ -56,7 +56,10 @@
 namespace baton::attention {
 
 constexpr int kMmaTileKeys = 16;
-constexpr int kDefaultStages = 3;  // tiles in flight per warp (2 CTAs per SM at D = 128)
+#ifndef BATON_ATTENTION_STAGES
+#define BATON_ATTENTION_STAGES 3  // experiments only: -DBATON_ATTENTION_STAGES=2
+#endif
+constexpr int kDefaultStages = BATON_ATTENTION_STAGES;  // tiles in flight per warp (3: 2 CTAs per SM at D = 128)
 
 template <int D, int kStagesT>
 struct MmaSmem {
