@@ -37,7 +37,10 @@ struct SplitPlanParams {
   // ceil(sum of lengths * CTAs per request / ctas_per_wave)): the batch runs as about
   // ctas_per_wave producer CTAs of equal work, one wave of the GPU when ctas_per_wave is
   // decode_attention_ctas_per_wave(). Ragged batches give long requests many splits and short
-  // ones one. No request gets more than floor(ctas_per_wave / CTAs per request) splits. CTAs
+  // ones one; since a short request (len < 2 chunks) takes a whole CTA per kv head, a second
+  // pass shares the CTAs left after the short requests among the long ones' keys (chunk =
+  // max(chunk, ceil(long keys * CTAs per request / CTAs left))), so the batch still fits
+  // one wave. No request gets more than floor(ctas_per_wave / CTAs per request) splits. CTAs
   // per request follow SGLang's rule (num_kv_heads for group 2..16): exact for the attention
   // producer when group * q_len <= 16; with more packed rows per kv head the producer runs
   // ceil(group * q_len / 16) times as many CTAs (still correct, more than one wave).

@@ -65,12 +65,23 @@ TEST(PlanKvSplitsReference, MinKeysPerSplitCapsShortRequests) {
 
 TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   // 32/8 heads: 8 CTAs per request. One 32K request among 15 of 1K, 264 CTAs per wave:
-  // chunk = ceil(48128 * 8 / 264) = 1459; 32768 / 1459 = 22 splits; 1024 / 1459 = 0 -> 1.
+  // first pass chunk = ceil(48128 * 8 / 264) = 1459; the 15 requests of 1K (< 2 chunks) take
+  // one CTA per kv head each (120 CTAs); the 144 left share the 32K request's keys:
+  // chunk = ceil(32768 * 8 / 144) = 1821 -> 17 splits (8 x 17 + 120 = 256 CTAs <= 264; the
+  // first pass alone gave 22 splits, 296 CTAs: more than a wave).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
   std::vector<int32_t> want(16, 1);
-  want[0] = 22;
+  want[0] = 17;
   EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 64, 132, 0, 264}), want);
+  // Every request short (32 x 8K: first chunk 7944): the second pass changes nothing.
+  EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(32, 8192), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(32, 1));
+  // More short requests than the wave holds: no CTA left, the first chunk stays.
+  std::vector<int32_t> crowd(40, 100);
+  crowd[0] = 100000;  // first chunk ceil(103900 * 8 / 264) = 3149 -> 31 splits
+  std::vector<int32_t> crowd_want(40, 1);
+  crowd_want[0] = 31;
+  EXPECT_EQ(plan_kv_splits(crowd, {32, 8, 64, 132, 0, 264}), crowd_want);
   // 8 x 1K: chunk = ceil(8192 * 8 / 264) = 249 -> 4 splits each (256 CTAs <= 264).
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(8, 4));
   // The key floor wins over the wave: chunk = max(249, 512) = 512 -> 2 splits.

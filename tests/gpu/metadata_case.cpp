@@ -45,7 +45,7 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
   }
   if (s.plan) {
     c.plan_splits = true;
-    c.plan = {32, 8, 16, 132};
+    c.plan = {32, 8, s.ctas_per_wave > 0 ? 33 : 16, 132, 0, s.ctas_per_wave};
   }
   return c;
 }
@@ -77,7 +77,8 @@ DeviceMetadata::DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape c
   }
   if (s.plan) {
     args.num_kv_splits = TensorView::contiguous(num_kv_splits.get(), DType::kInt32, {batch});
-    args.split_plan = {c.plan.num_q_heads, c.plan.num_kv_heads, c.plan.max_splits, c.plan.num_sms};
+    args.split_plan = {c.plan.num_q_heads, c.plan.num_kv_heads, c.plan.max_splits, c.plan.num_sms,
+                       c.plan.min_keys_per_split, c.plan.ctas_per_wave};
   }
   args.fill_columns = c.fill_columns;
   args.inputs_written_before_chain = s.early_reads;

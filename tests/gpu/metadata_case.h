@@ -24,6 +24,7 @@ struct MetadataShape {
   int64_t delta = 0;
   int64_t fill_columns = 0;
   bool plan = false;
+  int ctas_per_wave = 0;  // with plan: > 0 selects the balanced plan (max_splits 33)
   uint64_t seed = 1;
   bool early_reads = false;  // DecodeMetadataArgs::inputs_written_before_chain
 };

@@ -66,6 +66,14 @@ TEST_F(DecodeMetadata, SplitPlanMatchesReference) {
   check_shape({.page_size = 1, .batch = 256, .max_context = 5000, .plan = true, .seed = 4});
 }
 
+TEST_F(DecodeMetadata, BalancedSplitPlanMatchesReference) {
+  // Random lengths up to the context (0, 1, page edges first): short and long requests mixed,
+  // so both passes of the balanced plan run; batch 300 has more short requests than a wave.
+  check_shape({.page_size = 64, .batch = 7, .max_context = 40000, .plan = true, .ctas_per_wave = 264, .seed = 5});
+  check_shape({.page_size = 16, .batch = 40, .max_context = 30000, .plan = true, .ctas_per_wave = 264, .seed = 6});
+  check_shape({.page_size = 1, .batch = 300, .max_context = 3000, .plan = true, .ctas_per_wave = 264, .seed = 7});
+}
+
 // ---- seeded sweep ------------------------------------------------------------------------
 
 struct SweepParam {
