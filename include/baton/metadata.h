@@ -32,16 +32,16 @@ struct SplitPlanParams {
   // 0: exactly the SGLang baseline. > 0: additionally never cut a request into splits of
   // fewer keys than this (per-split and merge costs dominate short splits).
   int min_keys_per_split = 0;
-  // 0: the SGLang heuristic above. > 0: baton's balanced plan instead -- request b gets
-  // floor(len_b / chunk) splits (at least 1, at most max_splits), chunk = max(min_keys_per_split,
-  // ceil(sum of lengths * CTAs per request / ctas_per_wave)): the batch runs as about
-  // ctas_per_wave producer CTAs of equal work, one wave of the GPU when ctas_per_wave is
-  // decode_attention_ctas_per_wave(). Ragged batches give long requests many splits and short
-  // ones one; since a short request (len < 2 chunks) takes a whole CTA per kv head, a second
-  // pass shares the CTAs left after the short requests among the long ones' keys (chunk =
-  // max(chunk, ceil(long keys * CTAs per request / CTAs left))), so the batch still fits
-  // one wave. No request gets more than floor(ctas_per_wave / CTAs per request) splits. CTAs
-  // per request follow SGLang's rule (num_kv_heads for group 2..16): exact for the attention
+  // 0: the SGLang heuristic above. > 0: baton's balanced plan instead, about ctas_per_wave
+  // producer CTAs of equal work (one wave of the GPU when ctas_per_wave is
+  // decode_attention_ctas_per_wave()). chunk = max(min_keys_per_split, ceil(sum of lengths *
+  // CTAs per request / ctas_per_wave)); every request takes at least one CTA per kv head, and
+  // the CTAs left over share the keys of the requests longer than chunk: chunk2 = max(chunk,
+  // ceil(their keys * CTAs per request / (ctas_per_wave - batch * CTAs per request))), and
+  // request b gets ceil(len_b / chunk2) splits (at least 1, at most max_splits), which fits
+  // the wave. When the batch alone fills the wave, floor(len_b / chunk). Ragged batches give
+  // long requests many splits and short ones one. No request gets more than
+  // floor(ctas_per_wave / CTAs per request) splits. CTAs per request follow SGLang's rule (num_kv_heads for group 2..16): exact for the attention
   // producer when group * q_len <= 16; with more packed rows per kv head the producer runs
   // ceil(group * q_len / 16) times as many CTAs (still correct, more than one wave).
   int ctas_per_wave = 0;

@@ -85,29 +85,30 @@ __device__ __forceinline__ int64_t balanced_chunk(int64_t total_len, SplitPlanDe
   return chunk < 1 ? 1 : chunk;
 }
 
-// A request shorter than two first-pass chunks gets one split (one CTA per kv head) whatever
-// the chunk: these "short" requests are counted (short_count, short_len: their clamped
-// lengths summed) so that the second pass shares the rest of the wave among the long ones.
-__device__ __forceinline__ bool balanced_short(int64_t len, int64_t chunk) { return (len < 1 ? 1 : len) / chunk <= 1; }
+// A request longer than the first-pass chunk is "long"; long_len sums their lengths.
+__device__ __forceinline__ bool balanced_long(int64_t len, int64_t chunk) { return (len < 1 ? 1 : len) > chunk; }
 
 // Split count of one request: SGLang's heuristic (decode-metadata.md section 3), or baton's
 // balanced plan when ctas_per_wave > 0. Lengths are planned as at least one token, so a
 // length of 0 gets one split and nothing divides by 0. total_len: sum of the clamped lengths;
-// short_count, short_len: see balanced_short (balanced plan only).
+// long_len: see balanced_long (balanced plan only).
 __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t min_len, int64_t total_len,
-                                        int64_t short_count, int64_t short_len, int batch_size,
-                                        SplitPlanDevice const& p) {
+                                        int64_t long_len, int batch_size, SplitPlanDevice const& p) {
   len = len < 1 ? 1 : len;
   if (p.ctas_per_wave > 0) {
-    int64_t chunk = balanced_chunk(total_len, p);
-    // Second pass: the CTAs the short requests leave, shared by the long requests' keys.
-    int64_t const slots = p.ctas_per_wave - short_count * p.ctas_per_request;
-    int64_t const long_len = total_len - short_len;
+    // Second pass: every request takes at least one CTA per kv head; the CTAs left, shared by
+    // the long requests' keys, give chunk c2, and ceil(len / c2) splits fit the wave
+    // (sum over long requests of ceil(len / c2) <= long_len / c2 + their count).
+    int64_t const c1 = balanced_chunk(total_len, p);
+    int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
+    int64_t n;
     if (slots > 0 && long_len > 0) {
-      int64_t const c2 = ceil_div(long_len * p.ctas_per_request, slots);
-      chunk = c2 > chunk ? c2 : chunk;
+      int64_t c2 = ceil_div(long_len * p.ctas_per_request, slots);
+      c2 = c2 > c1 ? c2 : c1;
+      n = ceil_div(len, c2);
+    } else {
+      n = len / c1;  // no CTA to spare: about one chunk per split
     }
-    int64_t const n = len / chunk;
     return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
   }
   max_len = max_len < 1 ? 1 : max_len;
@@ -170,23 +171,22 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
 
   atomicMax(&max_len_s, static_cast<long long>(max_len));
   atomicMin(&min_len_s, static_cast<long long>(min_len));
-  __shared__ unsigned long long short_count_s, short_len_s;
-  if (threadIdx.x == 0) short_count_s = short_len_s = 0;
+  __shared__ unsigned long long long_len_s;
+  if (threadIdx.x == 0) long_len_s = 0;
   __syncthreads();
-  if (plan.ctas_per_wave > 0) {  // balanced plan: count the short requests
+  if (plan.ctas_per_wave > 0) {  // balanced plan: keys of the long requests
     int64_t const chunk = balanced_chunk(carry, plan);
-    unsigned long long count = 0, sum = 0;
+    unsigned long long sum = 0;
     for (int i = threadIdx.x; i < batch_size; i += kThreads) {
       int64_t const len = length_of(i, bits);
-      if (balanced_short(len, chunk)) ++count, sum += static_cast<unsigned long long>(len);
+      if (balanced_long(len, chunk)) sum += static_cast<unsigned long long>(len);
     }
-    atomicAdd(&short_count_s, count);
-    atomicAdd(&short_len_s, sum);
+    atomicAdd(&long_len_s, sum);
     __syncthreads();
   }
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
-    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, int64_t(short_count_s),
-                                     int64_t(short_len_s), batch_size, plan);
+    plan.num_kv_splits[i] =
+        plan_one(length_of(i, bits), max_len_s, min_len_s, carry, int64_t(long_len_s), batch_size, plan);
   }
 }
 

@@ -59,18 +59,20 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
   if (plan.ctas_per_wave > 0) {  // balanced: about ctas_per_wave CTAs of equal work
     int64_t total = 0;
     for (int32_t l : lens) total += std::max<int32_t>(l, 0);
-    int64_t chunk = std::max<int64_t>(
+    int64_t const chunk = std::max<int64_t>(
         {cdiv(std::max<int64_t>(total, 1) * per_request, plan.ctas_per_wave), plan.min_keys_per_split, 1});
-    // Requests shorter than two chunks take one CTA per kv head whatever the chunk; the CTAs
-    // left are shared by the long requests' keys (the chunk never shrinks).
-    int64_t short_count = 0, short_len = 0;
+    // Second pass: every request takes at least one CTA per kv head; the CTAs left are shared
+    // by the keys of the requests longer than the chunk, and ceil(len / chunk2) splits fit.
+    int64_t long_len = 0;
     for (int32_t l : lens) {
-      if (std::max<int32_t>(l, 1) / chunk <= 1) ++short_count, short_len += std::max<int32_t>(l, 0);
+      if (std::max<int32_t>(l, 1) > chunk) long_len += l;
     }
-    int64_t const slots = plan.ctas_per_wave - short_count * per_request;
-    if (slots > 0 && total - short_len > 0) chunk = std::max(chunk, cdiv((total - short_len) * per_request, slots));
+    int64_t const slots = plan.ctas_per_wave - static_cast<int64_t>(lens.size()) * per_request;
     for (size_t b = 0; b < lens.size(); ++b) {
-      int64_t const n = std::max<int32_t>(lens[b], 1) / chunk;
+      int64_t const len = std::max<int32_t>(lens[b], 1);
+      int64_t const n = slots > 0 && long_len > 0
+                            ? cdiv(len, std::max(chunk, cdiv(long_len * per_request, slots)))
+                            : len / chunk;
       splits[b] = static_cast<int32_t>(std::clamp<int64_t>(n, 1, plan.max_splits));
     }
     return splits;
