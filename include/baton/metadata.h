@@ -42,8 +42,9 @@ struct SplitPlanParams {
   // the wave. When the batch alone fills the wave, floor(len_b / chunk). Ragged batches give
   // long requests many splits and short ones one. No request gets more than
   // floor(ctas_per_wave / CTAs per request) splits. CTAs per request follow SGLang's rule
-  // (num_kv_heads for group 2..16): exact for the attention producer when group * q_len <= 16; with more packed rows per kv head the producer runs
-  // ceil(group * q_len / 16) times as many CTAs (still correct, more than one wave).
+  // (num_kv_heads for group 2..16): exact for the attention producer when group * q_len <=
+  // 16; with more packed rows per kv head the producer runs ceil(group * q_len / 16) times as
+  // many CTAs (still correct, more than one wave).
   int ctas_per_wave = 0;
 };
 
