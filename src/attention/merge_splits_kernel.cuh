@@ -69,10 +69,7 @@ __global__ void __launch_bounds__(D)
   if (n == 1) return;  // written by the producer
   float const lse_hi = lane + 32 < n ? lse_row[(lane + 32) * split_stride] : -INFINITY;
 #pragma unroll
-  for (int u = kEarly; u < kSpec; ++u) {
-    if (u >= n) break;  // n is uniform over the CTA; x[u >= n] is never read
-    x[u] = o_row[u * o_stride];
-  }
+  for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;
 
   // M = max lse, den = sum exp(lse - M) over the n splits (stale scratch past n is ignored).
   float m = fmaxf(lane < n ? lse_lo : -INFINITY, lse_hi);
@@ -90,9 +87,8 @@ __global__ void __launch_bounds__(D)
     for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
 #pragma unroll
     for (int u = 0; u < kSpec; ++u) {
-      if (u >= n) break;  // only n steps run (n <= 8 at small shapes)
       float const w = __shfl_sync(0xffffffffu, u < 32 ? w_lo : w_hi, u % 32);
-      acc += w != 0.f ? w * x[u] : 0.f;  // an empty split: skipped
+      acc += u < n && w != 0.f ? w * x[u] : 0.f;  // an empty split or one past n: skipped
     }
     for (int s0 = kSpec; s0 < n; s0 += kTail) {  // more than 64 splits: kTail loads in flight
       float lse_t[kTail], x_t[kTail];
