@@ -9,17 +9,17 @@
 //
 // Grid: one CTA of head_dim threads per (token, head); thread d owns output dim d; no
 // barrier. Every warp finds M = max lse and the denominator over all n splits itself (lane
-// s holds the lse of splits s and s + 32; more than 64 splits take more turns); thread d
-// then sums its dim of the splits' partial outputs in order s = 0, 1, ..., n - 1 (splits past
-// 64: 8 at a time with their loads in flight together). Small on purpose: the reducer's cost at
+// s holds split s's lse; more than 32 splits take more turns); thread d then sums its dim
+// of the splits' partial outputs in order s = 0, 1, ..., n - 1 (splits past 32: 8 at a time
+// with their loads in flight together). Small on purpose: the reducer's cost at
 // small shapes is its latency chain and its cold instruction cache, not its math. (Measured
 // before this layout: a warp per row with float4 loads needs 4x the registers per split in
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
 // Bytes: n * (head_dim + 1) floats read and head_dim outputs written per row.
 // Latency: after the wait, num_kv_splits[b], the lse values and the partial outputs of the
 // first kEarly (8) splits are loaded together -- bounded by max_splits, not by n, which is
-// not known yet; values past n are discarded -- so n <= 8 costs one round trip, n <= 64 two
-// (speculating on more would read stale scratch far past n when n << max_splits).
+// not known yet; values past n are discarded -- so n <= 8 costs one round trip, n <= 32 two
+// (speculating on all 32 reads 32x the needed bytes when n = 4 of max_splits = 33).
 // Determinism: the order of every sum depends only on n, so padding of the split plan
 // (a larger max_splits) and PDL on/off give the same bits.
 //
@@ -37,7 +37,7 @@ namespace baton::attention {
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
-  constexpr int kSpec = 64;   // splits summed from registers (lse: two per lane)
+  constexpr int kSpec = 32;   // splits summed from registers (one per lane's lse)
   constexpr int kEarly = 8;   // of which loaded with the split count, before n is known
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   BATON_MARK(1, 0);
@@ -58,39 +58,36 @@ __global__ void __launch_bounds__(D)
   allow_next_grid();
   BATON_MARK(1, 1);
 
-  // One round trip: the split count, lse of split `lane` and dim d of the first kEarly splits;
-  // then, with n known, the rest of the first kSpec together.
+  // One round trip: the split count, lse of split `lane` and dim d of the first kSpec splits.
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
-  float const lse_lo = lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
+  float const lse_lane = lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
   float x[kSpec];
 #pragma unroll
   for (int u = 0; u < kEarly; ++u) x[u] = u < p.max_splits ? o_row[u * o_stride] : 0.f;
   int const n = clamp_splits(p, n_raw);
   if (n == 1) return;  // written by the producer
-  float const lse_hi = lane + 32 < n ? lse_row[(lane + 32) * split_stride] : -INFINITY;
 #pragma unroll
-  for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;
+  for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;  // in flight together
 
   // M = max lse, den = sum exp(lse - M) over the n splits (stale scratch past n is ignored).
-  float m = fmaxf(lane < n ? lse_lo : -INFINITY, lse_hi);
-  for (int s = lane + kSpec; s < n; s += 32) m = fmaxf(m, lse_row[s * split_stride]);
+  float m = lane < n ? lse_lane : -INFINITY;
+  for (int s = lane + 32; s < n; s += 32) m = fmaxf(m, lse_row[s * split_stride]);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   auto weight = [&](float lse) { return lse == -INFINITY ? 0.f : __expf(lse - m); };  // m finite
   float acc = 0.f, den = 0.f;
   if (m != -INFINITY) {
-    float const w_lo = lane < n ? weight(lse_lo) : 0.f;
-    float const w_hi = weight(lse_hi);  // -inf past n: 0
-    den = w_lo + w_hi;
-    for (int s = lane + kSpec; s < n; s += 32) den += weight(lse_row[s * split_stride]);
+    float const w_lane = lane < n ? weight(lse_lane) : 0.f;
+    den = w_lane;
+    for (int s = lane + 32; s < n; s += 32) den += weight(lse_row[s * split_stride]);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
 #pragma unroll
     for (int u = 0; u < kSpec; ++u) {
-      float const w = __shfl_sync(0xffffffffu, u < 32 ? w_lo : w_hi, u % 32);
+      float const w = __shfl_sync(0xffffffffu, w_lane, u);
       acc += u < n && w != 0.f ? w * x[u] : 0.f;  // an empty split or one past n: skipped
     }
-    for (int s0 = kSpec; s0 < n; s0 += kTail) {  // more than 64 splits: kTail loads in flight
+    for (int s0 = kSpec; s0 < n; s0 += kTail) {  // more than 32 splits: kTail loads in flight
       float lse_t[kTail], x_t[kTail];
 #pragma unroll
       for (int u = 0; u < kTail; ++u) {

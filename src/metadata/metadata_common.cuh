@@ -85,75 +85,30 @@ __device__ __forceinline__ int64_t balanced_chunk(int64_t total_len, SplitPlanDe
   return chunk < 1 ? 1 : chunk;
 }
 
-// A request longer than the first-pass chunk is "long".
+// A request longer than the first-pass chunk is "long"; long_len sums their lengths.
 __device__ __forceinline__ bool balanced_long(int64_t len, int64_t chunk) { return (len < 1 ? 1 : len) > chunk; }
-
-constexpr int kPlanBisectSteps = 8;  // balanced plan: bisection steps for the final chunk
-
-// Adds every thread's `value` into *sum (shared memory).
-__device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long long value) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) value += __shfl_down_sync(0xffffffffu, value, o);
-  if (threadIdx.x % 32 == 0) atomicAdd(sum, value);
-}
-
-// Balanced plan (ctas_per_wave > 0): the chunk c, request b getting ceil(len_b / c) splits,
-// or 0 when the batch alone fills the wave (then floor(len_b / first chunk)). Every request
-// takes at least one CTA per kv head; the CTAs left over are shared by the keys of the long
-// requests (longer than the first chunk c1): c_hi = ceil(their keys * CTAs per request /
-// CTAs left) always fits the wave (sum of ceil(len / c_hi) over the long requests <= their
-// keys / c_hi + their count), and kPlanBisectSteps bisection steps over [c1, c_hi] find
-// about the smallest chunk that fits -- the least work of the busiest CTA.
-// len_of(i): clamped length (>= 0) of request i; total, max_len: their sum and max. Every
-// thread of the CTA calls it (barriers inside).
-template <class LenOf>
-__device__ int64_t balanced_split_chunk(LenOf const& len_of, int batch_size, int64_t total, int64_t max_len,
-                                        SplitPlanDevice const& p) {
-  __shared__ unsigned long long sums[1 + kPlanBisectSteps];
-  if (threadIdx.x <= kPlanBisectSteps) sums[threadIdx.x] = 0;
-  __syncthreads();
-  int64_t const c1 = balanced_chunk(total, p);
-  unsigned long long long_len = 0;
-  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
-    int64_t const len = len_of(i);
-    if (balanced_long(len, c1)) long_len += static_cast<unsigned long long>(len);
-  }
-  block_add(&sums[0], long_len);
-  __syncthreads();
-  int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
-  if (slots <= 0 || sums[0] == 0) return 0;
-  int64_t hi = ceil_div(static_cast<int64_t>(sums[0]) * p.ctas_per_request, slots);
-  hi = hi > max_len ? max_len : hi;  // max_len > c1 here: a long request exists
-  hi = hi > c1 ? hi : c1;
-  int64_t lo = c1;
-  for (int k = 0; k < kPlanBisectSteps && lo < hi; ++k) {
-    int64_t const mid = lo + (hi - lo) / 2;  // < 2^31: lengths are int32
-    unsigned long long ctas = 0;
-    for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
-      int64_t const len = len_of(i);
-      unsigned const n = (static_cast<unsigned>(len < 1 ? 1 : len) + static_cast<unsigned>(mid) - 1) / static_cast<unsigned>(mid);
-      ctas += n < unsigned(p.max_splits) ? n : unsigned(p.max_splits);
-    }
-    block_add(&sums[1 + k], ctas);
-    __syncthreads();
-    if (static_cast<int64_t>(sums[1 + k]) * p.ctas_per_request <= p.ctas_per_wave) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return hi;
-}
 
 // Split count of one request: SGLang's heuristic (decode-metadata.md section 3), or baton's
 // balanced plan when ctas_per_wave > 0. Lengths are planned as at least one token, so a
 // length of 0 gets one split and nothing divides by 0. total_len: sum of the clamped lengths;
-// chunk: balanced_split_chunk (balanced plan only).
+// long_len: see balanced_long (balanced plan only).
 __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t min_len, int64_t total_len,
-                                        int64_t chunk, int batch_size, SplitPlanDevice const& p) {
+                                        int64_t long_len, int batch_size, SplitPlanDevice const& p) {
   len = len < 1 ? 1 : len;
   if (p.ctas_per_wave > 0) {
-    int64_t const n = chunk > 0 ? ceil_div(len, chunk) : len / balanced_chunk(total_len, p);
+    // Second pass: every request takes at least one CTA per kv head; the CTAs left, shared by
+    // the long requests' keys, give chunk c2, and ceil(len / c2) splits fit the wave
+    // (sum over long requests of ceil(len / c2) <= long_len / c2 + their count).
+    int64_t const c1 = balanced_chunk(total_len, p);
+    int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
+    int64_t n;
+    if (slots > 0 && long_len > 0) {
+      int64_t c2 = ceil_div(long_len * p.ctas_per_request, slots);
+      c2 = c2 > c1 ? c2 : c1;
+      n = ceil_div(len, c2);
+    } else {
+      n = len / c1;  // no CTA to spare: about one chunk per split
+    }
     return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
   }
   max_len = max_len < 1 ? 1 : max_len;
@@ -216,12 +171,22 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
 
   atomicMax(&max_len_s, static_cast<long long>(max_len));
   atomicMin(&min_len_s, static_cast<long long>(min_len));
+  __shared__ unsigned long long long_len_s;
+  if (threadIdx.x == 0) long_len_s = 0;
   __syncthreads();
-  int64_t const chunk = plan.ctas_per_wave > 0 ? balanced_split_chunk([&](int i) { return length_of(i, bits); },
-                                                                       batch_size, carry, max_len_s, plan)
-                                               : 0;
+  if (plan.ctas_per_wave > 0) {  // balanced plan: keys of the long requests
+    int64_t const chunk = balanced_chunk(carry, plan);
+    unsigned long long sum = 0;
+    for (int i = threadIdx.x; i < batch_size; i += kThreads) {
+      int64_t const len = length_of(i, bits);
+      if (balanced_long(len, chunk)) sum += static_cast<unsigned long long>(len);
+    }
+    atomicAdd(&long_len_s, sum);
+    __syncthreads();
+  }
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
-    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, chunk, batch_size, plan);
+    plan.num_kv_splits[i] =
+        plan_one(length_of(i, bits), max_len_s, min_len_s, carry, int64_t(long_len_s), batch_size, plan);
   }
 }
 

@@ -66,16 +66,15 @@ TEST(PlanKvSplitsReference, MinKeysPerSplitCapsShortRequests) {
 TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   // 32/8 heads: 8 CTAs per request. One 32K request among 15 of 1K, 264 CTAs per wave:
   // first chunk = ceil(48128 * 8 / 264) = 1459; every request takes one CTA per kv head (128),
-  // the 136 left share the keys of the one request longer than 1459: bound ceil(32768 * 8 /
-  // 136) = 1928; bisection over [1459, 1928] for the smallest chunk whose ceil(len / chunk)
-  // splits fit 264 CTAs: 1821 -> 18 splits, 8 x (18 + 15) = 264 CTAs (floor(32768 / 1459) =
-  // 22 splits alone would make 296, more than a wave).
+  // the 136 left share the keys of the one request longer than 1459: chunk2 =
+  // ceil(32768 * 8 / 136) = 1928 -> ceil(32768 / 1928) = 17 splits; 8 x (17 + 15) = 256 CTAs
+  // <= 264 (floor(32768 / 1459) = 22 splits alone would make 296, more than a wave).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
   std::vector<int32_t> want(16, 1);
-  want[0] = 18;
+  want[0] = 17;
   EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 64, 132, 0, 264}), want);
-  // 32 x 8K (first chunk 7944): 8 CTAs to spare; 2 splits each would need 512 -> one each.
+  // 32 x 8K (first chunk 7944): 8 CTAs to spare -> chunk2 = 262144 -> one split each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(32, 8192), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(32, 1));
   // More requests than the wave holds (40 x 8 CTAs > 264): floor(len / first chunk).
   std::vector<int32_t> crowd(40, 100);
@@ -83,11 +82,11 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   std::vector<int32_t> crowd_want(40, 1);
   crowd_want[0] = 31;
   EXPECT_EQ(plan_kv_splits(crowd, {32, 8, 64, 132, 0, 264}), crowd_want);
-  // 8 x 1K: chunk 249 would take 5 splits each (320 CTAs); the bisection settles on 256 -> 4.
+  // 8 x 1K: chunk = 249, chunk2 = max(249, ceil(8192 * 8 / 200)) = 328 -> 4 splits each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(8, 4));
   // The key floor wins over the wave: chunk = max(249, 512) = 512 -> ceil(1024 / 512) = 2.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 512, 264}), std::vector<int32_t>(8, 2));
-  // max_splits caps: 1 x 32K would take 33 splits of 993 keys; max_splits 16 caps it.
+  // max_splits caps: 1 x 32K would take 32 splits of 1024 keys; max_splits 16 caps it.
   EXPECT_EQ(plan_kv_splits({32768}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{16}));
   // Zero lengths plan one split; an all-zero batch divides by nothing.
   EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));

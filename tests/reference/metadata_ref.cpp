@@ -61,34 +61,18 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     for (int32_t l : lens) total += std::max<int32_t>(l, 0);
     int64_t const chunk = std::max<int64_t>(
         {cdiv(std::max<int64_t>(total, 1) * per_request, plan.ctas_per_wave), plan.min_keys_per_split, 1});
-    // Second pass (metadata_common.cuh, balanced_split_chunk): every request takes at least
-    // one CTA per kv head; the CTAs left are shared by the keys of the requests longer than
-    // the chunk; 8 bisection steps between the chunk and that bound find about the smallest
-    // chunk whose ceil(len / chunk) splits fit the wave.
+    // Second pass: every request takes at least one CTA per kv head; the CTAs left are shared
+    // by the keys of the requests longer than the chunk, and ceil(len / chunk2) splits fit.
     int64_t long_len = 0;
     for (int32_t l : lens) {
       if (std::max<int32_t>(l, 1) > chunk) long_len += l;
     }
     int64_t const slots = plan.ctas_per_wave - static_cast<int64_t>(lens.size()) * per_request;
-    int64_t final_chunk = 0;
-    if (slots > 0 && long_len > 0) {
-      int64_t hi = std::max(chunk, std::min(cdiv(long_len * per_request, slots), max_len));
-      int64_t lo = chunk;
-      for (int k = 0; k < 8 && lo < hi; ++k) {
-        int64_t const mid = lo + (hi - lo) / 2;
-        int64_t ctas = 0;
-        for (int32_t l : lens) ctas += std::min<int64_t>(cdiv(std::max<int32_t>(l, 1), mid), plan.max_splits);
-        if (ctas * per_request <= plan.ctas_per_wave) {
-          hi = mid;
-        } else {
-          lo = mid + 1;
-        }
-      }
-      final_chunk = hi;
-    }
     for (size_t b = 0; b < lens.size(); ++b) {
       int64_t const len = std::max<int32_t>(lens[b], 1);
-      int64_t const n = final_chunk > 0 ? cdiv(len, final_chunk) : len / chunk;
+      int64_t const n = slots > 0 && long_len > 0
+                            ? cdiv(len, std::max(chunk, cdiv(long_len * per_request, slots)))
+                            : len / chunk;
       splits[b] = static_cast<int32_t>(std::clamp<int64_t>(n, 1, plan.max_splits));
     }
     return splits;
