@@ -38,10 +38,11 @@ struct SplitPlanParams {
   // CTAs per request / ctas_per_wave)); every request takes at least one CTA per kv head, and
   // the CTAs left over share the keys of the requests longer than chunk: chunk2 = max(chunk,
   // ceil(their keys * CTAs per request / (ctas_per_wave - batch * CTAs per request))), and
-  // request b gets ceil(len_b / chunk2) splits (at least 1, at most max_splits), which fits
-  // the wave. When the batch alone fills the wave, floor(len_b / chunk). Ragged batches give
-  // long requests many splits and short ones one. No request gets more than
-  // floor(ctas_per_wave / CTAs per request) splits. CTAs per request follow SGLang's rule
+  // request b gets ceil(len_b / chunk2) splits (at least 1, at most max_splits and, with a key
+  // floor, at most floor(len_b / min_keys_per_split)), which fits the wave. When the batch
+  // alone fills the wave, floor(len_b / chunk). Ragged batches give long requests many splits
+  // and short ones one. No request gets more than max(1, floor(ctas_per_wave / CTAs per
+  // request)) splits. CTAs per request follow SGLang's rule
   // (num_kv_heads for group 2..16): exact for the attention producer when group * q_len <=
   // 16; with more packed rows per kv head the producer runs ceil(group * q_len / 16) times as
   // many CTAs (still correct, more than one wave).

@@ -19,8 +19,8 @@
 //
 // Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) every
 // num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed across the CTA;
-// (2) the q rows (cp.async) and the page ids of the first kStages tiles, one per lane, in one
-// round trip; (3) the first kStages tiles in one round trip. In the loop, the page ids of the
+// (2) the q rows (cp.async) and the page ids of the first kStages + 1 tiles (two tiles per
+// register), in one round trip; (3) the first kStages tiles in one round trip. In the loop, the page ids of the
 // tile after next are loaded while the current tile is consumed, so no page-table load stands
 // between a tile's turn and its copy.
 //
@@ -117,9 +117,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], void const* 
                : "r"(addr));
 }
 
-// One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
-// With early (the CTA's first item under early_reads) the PDL wait happens in here, after
-// the copies of old keys have been issued; otherwise the caller has waited.
 // Transpose of an 8 x 8 b16 matrix held in the standard fragment layout (lane: row lane / 4,
 // columns (lane % 4) * 2, + 1), returned in the same layout.
 __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
@@ -128,6 +125,9 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
   return y;
 }
 
+// One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
+// With early (the CTA's first item under early_reads) the PDL wait happens in here, after
+// the copies of old keys have been issued; otherwise the caller has waited.
 template <class T, int D, int kStages, bool kNarrow, bool kWait>
 __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned char* smem_raw, int kv_head, int chunk,
                                              int b, int split, int n, int32_t len_raw, bool early) {
@@ -203,8 +203,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   int const my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
   auto tile_start = [&](int j) { return t_begin + (warp + j * kWarps) * kMmaTileKeys; };
   // Page ids: a register holds two tiles' -- lanes base .. base + 15 the ids of keys 0..15 of
-  // one tile (-1 past the range) -- so the first kStages + 1 tiles take (kStages + 2) / 2
-  // loads per lane, all in flight together.
+  // one tile (-1 past the range) -- so the first kStages + 1 (<= 4) tiles take two loads
+  // per lane, in flight together.
   auto page_of = [&](int j) -> int32_t {
     int const pos = tile_start(j) + lane % kMmaTileKeys;
     return j < my_tiles && pos < t_end ? pages[pos >> p.page_shift] : -1;

@@ -20,7 +20,7 @@ constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;
 // One table per translation unit that includes this header; only decode_attention.cu does.
 static __device__ unsigned long long g_marks[kEntries];
 
-__device__ __forceinline__ void mark(int kernel, int slot) {
+static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal, like its table
   if (threadIdx.x != 0) return;
   unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
   if (cta >= unsigned(kMaxCtas)) return;

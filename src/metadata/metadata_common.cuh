@@ -106,6 +106,8 @@ __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t mi
       int64_t c2 = ceil_div(long_len * p.ctas_per_request, slots);
       c2 = c2 > c1 ? c2 : c1;
       n = ceil_div(len, c2);
+      // Rounding up must not cut splits shorter than the key floor.
+      if (p.min_keys_per_split > 0 && n > len / p.min_keys_per_split) n = len / p.min_keys_per_split;
     } else {
       n = len / c1;  // no CTA to spare: about one chunk per split
     }

@@ -88,6 +88,11 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 512, 264}), std::vector<int32_t>(8, 2));
   // max_splits caps: 1 x 32K would take 32 splits of 1024 keys; max_splits 16 caps it.
   EXPECT_EQ(plan_kv_splits({32768}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{16}));
+  // Rounding up never cuts below the key floor: 1000 keys with a 128-key floor would round
+  // up to 8 splits of 125; the floor keeps 7. 129 keys keep one split.
+  EXPECT_EQ(plan_kv_splits({1000}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{7}));
+  EXPECT_EQ(plan_kv_splits({129}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{1}));
+  EXPECT_EQ(plan_kv_splits({200, 200, 200, 200}, {32, 8, 64, 132, 128, 264}), std::vector<int32_t>(4, 1));
   // Zero lengths plan one split; an all-zero batch divides by nothing.
   EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));
 }

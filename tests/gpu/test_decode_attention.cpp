@@ -82,6 +82,30 @@ TEST_F(DecodeAttention, LongRequest20548) {
   check(s);
 }
 
+// The reducer sums the first 32 splits from registers and the rest 8 at a time: split
+// counts past 32, with empty splits (more splits than keys), sinks, and a padded plan.
+TEST_F(DecodeAttention, ManySplitsPastThirtyTwo) {
+  AttnShape s;
+  s.lens = {5000, 40, 3000, 0};
+  s.max_splits = 72;
+  s.splits = {33, 41, 70, 72};  // 40 keys in 41 splits, 0 keys in 72: empty splits
+  s.sinks = true;
+  check(s);
+  DeviceAttention d(s);
+  d.poison();
+  BATON_ASSERT_OK(decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOn}));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint16_t> const base = d.out_bits();
+  DecodeAttentionArgs padded = d.args;  // same split counts, a larger grid and scratch
+  padded.max_splits = 100;
+  DeviceBuffer<unsigned char> ws(decode_attention_workspace_bytes(4, 1, 32, 128, 100));
+  d.poison();
+  BATON_ASSERT_OK(decode_attention(padded, {ws.get(), ws.size()}, {nullptr, PdlMode::kOn}));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint16_t> const bits = d.out_bits();
+  EXPECT_TRUE(bitwise_equal(bits.data(), base.data(), base.size() * 2, "max_splits 100 vs 72"));
+}
+
 TEST_F(DecodeAttention, GroupsAndLayouts) {
   for (int group : {1, 4, 8, 16}) {
     for (KvLayout layout : {KvLayout::kNHD, KvLayout::kHND}) {

@@ -70,9 +70,11 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     int64_t const slots = plan.ctas_per_wave - static_cast<int64_t>(lens.size()) * per_request;
     for (size_t b = 0; b < lens.size(); ++b) {
       int64_t const len = std::max<int32_t>(lens[b], 1);
-      int64_t const n = slots > 0 && long_len > 0
-                            ? cdiv(len, std::max(chunk, cdiv(long_len * per_request, slots)))
-                            : len / chunk;
+      int64_t n = len / chunk;
+      if (slots > 0 && long_len > 0) {
+        n = cdiv(len, std::max(chunk, cdiv(long_len * per_request, slots)));
+        if (plan.min_keys_per_split > 0) n = std::min<int64_t>(n, len / plan.min_keys_per_split);  // key floor
+      }
       splits[b] = static_cast<int32_t>(std::clamp<int64_t>(n, 1, plan.max_splits));
     }
     return splits;
