@@ -85,31 +85,50 @@ __device__ __forceinline__ int64_t balanced_chunk(int64_t total_len, SplitPlanDe
   return chunk < 1 ? 1 : chunk;
 }
 
-// A request longer than the first-pass chunk is "long"; long_len sums their lengths.
+// A request longer than the first-pass chunk is "long".
 __device__ __forceinline__ bool balanced_long(int64_t len, int64_t chunk) { return (len < 1 ? 1 : len) > chunk; }
+
+// Balanced plan, second pass, once per CTA (every thread calls it; barriers inside): every
+// request takes at least one CTA per kv head; the CTAs left over are shared by the long
+// requests' keys: chunk2 = max(c1, ceil(long keys * CTAs per request / CTAs left)), and
+// ceil(len / chunk2) splits fit the wave (their sum over the long requests is at most
+// long keys / chunk2 + their count). Returns 0 when no CTA is left over or no request is
+// long (then floor(len / c1)). len_of(i): clamped length (>= 0) of request i; total: their sum.
+template <class LenOf>
+__device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, SplitPlanDevice const& p) {
+  __shared__ unsigned long long long_len_s;
+  if (threadIdx.x == 0) long_len_s = 0;
+  __syncthreads();
+  int64_t const c1 = balanced_chunk(total, p);
+  unsigned long long sum = 0;
+  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
+    int64_t const len = len_of(i);
+    if (balanced_long(len, c1)) sum += static_cast<unsigned long long>(len);
+  }
+  atomicAdd(&long_len_s, sum);
+  __syncthreads();
+  int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
+  int64_t const long_len = static_cast<int64_t>(long_len_s);
+  if (slots <= 0 || long_len == 0) return 0;
+  int64_t const c2 = ceil_div(long_len * p.ctas_per_request, slots);
+  return c2 > c1 ? c2 : c1;
+}
 
 // Split count of one request: SGLang's heuristic (decode-metadata.md section 3), or baton's
 // balanced plan when ctas_per_wave > 0. Lengths are planned as at least one token, so a
 // length of 0 gets one split and nothing divides by 0. total_len: sum of the clamped lengths;
-// long_len: see balanced_long (balanced plan only).
+// chunk2: balanced_chunk2 (balanced plan only).
 __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t min_len, int64_t total_len,
-                                        int64_t long_len, int batch_size, SplitPlanDevice const& p) {
+                                        int64_t chunk2, int batch_size, SplitPlanDevice const& p) {
   len = len < 1 ? 1 : len;
   if (p.ctas_per_wave > 0) {
-    // Second pass: every request takes at least one CTA per kv head; the CTAs left, shared by
-    // the long requests' keys, give chunk c2, and ceil(len / c2) splits fit the wave
-    // (sum over long requests of ceil(len / c2) <= long_len / c2 + their count).
-    int64_t const c1 = balanced_chunk(total_len, p);
-    int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
     int64_t n;
-    if (slots > 0 && long_len > 0) {
-      int64_t c2 = ceil_div(long_len * p.ctas_per_request, slots);
-      c2 = c2 > c1 ? c2 : c1;
-      n = ceil_div(len, c2);
+    if (chunk2 > 0) {
+      n = ceil_div(len, chunk2);
       // Rounding up must not cut splits shorter than the key floor.
       if (p.min_keys_per_split > 0 && n > len / p.min_keys_per_split) n = len / p.min_keys_per_split;
     } else {
-      n = len / c1;  // no CTA to spare: about one chunk per split
+      n = len / balanced_chunk(total_len, p);  // no CTA to spare: about one chunk per split
     }
     return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
   }
@@ -173,22 +192,11 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
 
   atomicMax(&max_len_s, static_cast<long long>(max_len));
   atomicMin(&min_len_s, static_cast<long long>(min_len));
-  __shared__ unsigned long long long_len_s;
-  if (threadIdx.x == 0) long_len_s = 0;
   __syncthreads();
-  if (plan.ctas_per_wave > 0) {  // balanced plan: keys of the long requests
-    int64_t const chunk = balanced_chunk(carry, plan);
-    unsigned long long sum = 0;
-    for (int i = threadIdx.x; i < batch_size; i += kThreads) {
-      int64_t const len = length_of(i, bits);
-      if (balanced_long(len, chunk)) sum += static_cast<unsigned long long>(len);
-    }
-    atomicAdd(&long_len_s, sum);
-    __syncthreads();
-  }
+  int64_t const chunk2 =
+      plan.ctas_per_wave > 0 ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, plan) : 0;
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
-    plan.num_kv_splits[i] =
-        plan_one(length_of(i, bits), max_len_s, min_len_s, carry, int64_t(long_len_s), batch_size, plan);
+    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, chunk2, batch_size, plan);
   }
 }
 

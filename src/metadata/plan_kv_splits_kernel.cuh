@@ -2,7 +2,7 @@
 // so a captured attention grid (sized by max_splits) serves every batch of lengths.
 //
 // Grid map: one CTA of 256 threads; a max/min/sum reduction over the batch (and, for the
-// balanced plan, the keys of the long requests), then one split count per request. Bytes are negligible (8 B per request); the kernel is launch-bound.
+// balanced plan, its second pass: balanced_chunk2), then one split count per request. Bytes are negligible (8 B per request); the kernel is launch-bound.
 //
 // PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
 // read before wait_on_prior_grid(). Triggers first thing (next: the attention producer,
@@ -34,9 +34,10 @@ __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constan
     total_s = 0;
   }
   __syncthreads();
+  auto len_of = [&](int i) -> int64_t { return p.cache_seqlens[i] < 0 ? 0 : p.cache_seqlens[i]; };
   long long max_len = 0, min_len = INT64_MAX, total = 0;
   for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
-    long long const len = p.cache_seqlens[i] < 0 ? 0 : p.cache_seqlens[i];
+    long long const len = len_of(i);
     max_len = len > max_len ? len : max_len;
     min_len = len < min_len ? len : min_len;
     total += len;
@@ -44,22 +45,12 @@ __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constan
   atomicMax(&max_len_s, max_len);
   atomicMin(&min_len_s, min_len);
   atomicAdd(&total_s, static_cast<unsigned long long>(total));
-  __shared__ unsigned long long long_len_s;
-  if (threadIdx.x == 0) long_len_s = 0;
   __syncthreads();
-  if (p.plan.ctas_per_wave > 0) {  // balanced plan: keys of the long requests (balanced_long)
-    int64_t const chunk = balanced_chunk(static_cast<int64_t>(total_s), p.plan);
-    unsigned long long sum = 0;
-    for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
-      long long const len = p.cache_seqlens[i] < 0 ? 0 : p.cache_seqlens[i];
-      if (balanced_long(len, chunk)) sum += static_cast<unsigned long long>(len);
-    }
-    atomicAdd(&long_len_s, sum);
-    __syncthreads();
-  }
+  int64_t const chunk2 =
+      p.plan.ctas_per_wave > 0 ? balanced_chunk2(len_of, p.batch_size, static_cast<int64_t>(total_s), p.plan) : 0;
   for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
     p.plan.num_kv_splits[i] = plan_one(p.cache_seqlens[i], max_len_s, min_len_s, static_cast<int64_t>(total_s),
-                                       static_cast<int64_t>(long_len_s), p.batch_size, p.plan);
+                                       chunk2, p.batch_size, p.plan);
   }
 }
 
