@@ -14,7 +14,7 @@
 #if defined(BATON_TRACE)
 namespace baton::trace {
 bool read(unsigned long long* host, bool clear) {
-  if (cudaMemcpyFromSymbol(host, g_marks, sizeof(g_marks)) != cudaSuccess) return false;
+  if (host != nullptr && cudaMemcpyFromSymbol(host, g_marks, sizeof(g_marks)) != cudaSuccess) return false;
   void* table = nullptr;
   if (clear && (cudaGetSymbolAddress(&table, g_marks) != cudaSuccess || cudaMemset(table, 0, sizeof(g_marks)) != cudaSuccess)) {
     return false;

@@ -41,6 +41,7 @@ static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal
 #endif
 
 namespace baton::trace {
-// Trace builds only: copies the table to `host` (kEntries values) and, with clear, zeroes it.
+// Trace builds only: copies the table to `host` (kEntries values; nullptr: no copy) and,
+// with clear, zeroes it.
 bool read(unsigned long long* host, bool clear);
 }  // namespace baton::trace
