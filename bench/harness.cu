@@ -59,41 +59,32 @@ Timer::~Timer() {
   cudaStreamDestroy(stream_);
 }
 
-Timing Timer::in_graph_per_call(Enqueue const& call, int calls_per_graph, int replays) {
+// Replays `calls` captured calls `replays` times after 3 warm-up replays, events around each
+// replay only; `flush` (if set) overwrites 256 MB before each replay. Median etc. per call.
+Timing Timer::replay(Enqueue const& call, int calls, int replays, bool flush) {
   cudaGraphExec_t exec;
-  if (!capture(stream_, call, calls_per_graph, &exec)) return {};
+  if (!capture(stream_, call, calls, &exec)) return {};
   std::vector<double> us;
+  size_t const n = kFlushBytes / sizeof(int4);
   for (int r = 0; r < replays + 3; ++r) {  // 3 warm-up replays
+    if (flush) overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
     cudaEventRecord(start_, stream_);
     cudaGraphLaunch(exec, stream_);
     cudaEventRecord(stop_, stream_);
     if (cudaEventSynchronize(stop_) != cudaSuccess) break;
     float ms = 0;
     cudaEventElapsedTime(&ms, start_, stop_);
-    if (r >= 3) us.push_back(1000.0 * ms / calls_per_graph);
+    if (r >= 3) us.push_back(1000.0 * ms / calls);
   }
   cudaGraphExecDestroy(exec);
   return cudaGetLastError() == cudaSuccess ? summarize(us) : Timing{};
 }
 
-Timing Timer::cold_single_call(Enqueue const& call, int replays) {
-  cudaGraphExec_t exec;
-  if (!capture(stream_, call, 1, &exec)) return {};
-  std::vector<double> us;
-  size_t const n = kFlushBytes / sizeof(int4);
-  for (int r = 0; r < replays + 3; ++r) {
-    overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
-    cudaEventRecord(start_, stream_);
-    cudaGraphLaunch(exec, stream_);
-    cudaEventRecord(stop_, stream_);
-    if (cudaEventSynchronize(stop_) != cudaSuccess) break;
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start_, stop_);
-    if (r >= 3) us.push_back(1000.0 * ms);
-  }
-  cudaGraphExecDestroy(exec);
-  return cudaGetLastError() == cudaSuccess ? summarize(us) : Timing{};
+Timing Timer::in_graph_per_call(Enqueue const& call, int calls_per_graph, int replays) {
+  return replay(call, calls_per_graph, replays, /*flush=*/false);
 }
+
+Timing Timer::cold_single_call(Enqueue const& call, int replays) { return replay(call, 1, replays, /*flush=*/true); }
 
 Timing Timer::eager(Enqueue const& call, int calls, int repeats) {
   for (int i = 0; i < 20; ++i) call(stream_, i);  // warm-up

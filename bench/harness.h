@@ -33,6 +33,7 @@ class Timer {
   cudaStream_t stream() const { return stream_; }
 
  private:
+  Timing replay(Enqueue const& call, int calls, int replays, bool flush);
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   void* flush_ = nullptr;  // 256 MB
