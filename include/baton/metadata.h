@@ -36,10 +36,11 @@ struct SplitPlanParams {
   // producer CTAs of equal work (one wave of the GPU when ctas_per_wave is
   // decode_attention_ctas_per_wave()). chunk = max(min_keys_per_split, ceil(sum of lengths *
   // CTAs per request / ctas_per_wave)); every request takes at least one CTA per kv head, and
-  // the CTAs left over share the keys of the requests longer than chunk: chunk2 = max(chunk,
-  // ceil(their keys * CTAs per request / (ctas_per_wave - batch * CTAs per request))), and
-  // request b gets ceil(len_b / chunk2) splits (at least 1, at most max_splits and, with a key
-  // floor, at most floor(len_b / min_keys_per_split)), which fits the wave. When the batch
+  // the CTAs left over share the keys of the requests longer than chunk: the bound chunk2 =
+  // max(chunk, ceil(their keys * CTAs per request / (ctas_per_wave - batch * CTAs per
+  // request))) always fits, and 8 bisection steps over [chunk, chunk2] find about the smallest
+  // chunk c whose splits fit the wave; request b gets ceil(len_b / c) splits (at least 1, at
+  // most max_splits and, with a key floor, at most floor(len_b / min_keys_per_split)). When the batch
   // alone fills the wave, floor(len_b / chunk). Ragged batches give long requests many splits
   // and short ones one. No request gets more than max(1, floor(ctas_per_wave / CTAs per
   // request)) splits. CTAs per request follow SGLang's rule

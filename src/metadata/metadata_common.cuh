@@ -88,30 +88,71 @@ __device__ __forceinline__ int64_t balanced_chunk(int64_t total_len, SplitPlanDe
 // A request longer than the first-pass chunk is "long".
 __device__ __forceinline__ bool balanced_long(int64_t len, int64_t chunk) { return (len < 1 ? 1 : len) > chunk; }
 
+constexpr int kPlanBisectSteps = 8;  // balanced plan, second pass: bisection steps for the chunk
+
+// Balanced plan: split count of a request of len keys (>= 1) for a chunk of keys per split:
+// ceil(len / chunk), but never splits shorter than the key floor; in [1, max_splits].
+__device__ __forceinline__ int64_t balanced_splits(int64_t len, int64_t chunk, SplitPlanDevice const& p) {
+  int64_t n = ceil_div(len, chunk);
+  if (p.min_keys_per_split > 0 && n > len / p.min_keys_per_split) n = len / p.min_keys_per_split;
+  return n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n);
+}
+
+// Adds every thread's value into *sum (shared memory, zeroed before).
+__device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long long value) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) value += __shfl_down_sync(0xffffffffu, value, o);
+  if (threadIdx.x % 32 == 0) atomicAdd(sum, value);
+}
+
 // Balanced plan, second pass, once per CTA (every thread calls it; barriers inside): every
 // request takes at least one CTA per kv head; the CTAs left over are shared by the long
-// requests' keys: chunk2 = max(c1, ceil(long keys * CTAs per request / CTAs left)), and
-// ceil(len / chunk2) splits fit the wave (their sum over the long requests is at most
-// long keys / chunk2 + their count). Returns 0 when no CTA is left over or no request is
-// long (then floor(len / c1)). len_of(i): clamped length (>= 0) of request i; total: their sum.
+// requests' keys (longer than the first-pass chunk c1). c_hi = max(c1, ceil(long keys * CTAs
+// per request / CTAs left)) always fits the wave (the sum of ceil(len / c_hi) over the long
+// requests is at most long keys / c_hi + their count); kPlanBisectSteps bisection steps over
+// [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
+// wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over or no
+// request is long (then floor(len / c1)). len_of(i): clamped length (>= 0) of request i;
+// total: their sum.
 template <class LenOf>
 __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, SplitPlanDevice const& p) {
-  __shared__ unsigned long long long_len_s;
-  if (threadIdx.x == 0) long_len_s = 0;
+  __shared__ unsigned long long sums[1 + kPlanBisectSteps];
+  __shared__ unsigned long long longest_s;
+  if (threadIdx.x <= kPlanBisectSteps) sums[threadIdx.x] = 0;
+  if (threadIdx.x == 0) longest_s = 0;
   __syncthreads();
   int64_t const c1 = balanced_chunk(total, p);
-  unsigned long long sum = 0;
+  unsigned long long long_len = 0, longest = 0;
   for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
     int64_t const len = len_of(i);
-    if (balanced_long(len, c1)) sum += static_cast<unsigned long long>(len);
+    if (balanced_long(len, c1)) long_len += static_cast<unsigned long long>(len);
+    longest = static_cast<unsigned long long>(len) > longest ? static_cast<unsigned long long>(len) : longest;
   }
-  atomicAdd(&long_len_s, sum);
+  block_add(&sums[0], long_len);
+  atomicMax(&longest_s, longest);
   __syncthreads();
   int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
-  int64_t const long_len = static_cast<int64_t>(long_len_s);
-  if (slots <= 0 || long_len == 0) return 0;
-  int64_t const c2 = ceil_div(long_len * p.ctas_per_request, slots);
-  return c2 > c1 ? c2 : c1;
+  if (slots <= 0 || sums[0] == 0) return 0;
+  int64_t hi = ceil_div(static_cast<int64_t>(sums[0]) * p.ctas_per_request, slots);
+  hi = hi < static_cast<int64_t>(longest_s) ? hi : static_cast<int64_t>(longest_s);  // longest > c1: one is long
+  hi = hi > c1 ? hi : c1;
+  int64_t lo = c1;
+  for (int k = 0; k < kPlanBisectSteps && lo < hi; ++k) {  // the same steps in every thread
+    int64_t const mid = lo + (hi - lo) / 2;
+    unsigned long long ctas = 0;
+    for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
+      int64_t const len = len_of(i);
+      ctas += static_cast<unsigned long long>(balanced_splits(len < 1 ? 1 : len, mid, p));
+    }
+    block_add(&sums[1 + k], ctas);
+    __syncthreads();
+    if (static_cast<int64_t>(sums[1 + k]) * p.ctas_per_request <= p.ctas_per_wave) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return hi;
 }
 
 // Split count of one request: SGLang's heuristic (decode-metadata.md section 3), or baton's
@@ -122,14 +163,8 @@ __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t mi
                                         int64_t chunk2, int batch_size, SplitPlanDevice const& p) {
   len = len < 1 ? 1 : len;
   if (p.ctas_per_wave > 0) {
-    int64_t n;
-    if (chunk2 > 0) {
-      n = ceil_div(len, chunk2);
-      // Rounding up must not cut splits shorter than the key floor.
-      if (p.min_keys_per_split > 0 && n > len / p.min_keys_per_split) n = len / p.min_keys_per_split;
-    } else {
-      n = len / balanced_chunk(total_len, p);  // no CTA to spare: about one chunk per split
-    }
+    if (chunk2 > 0) return static_cast<int>(balanced_splits(len, chunk2, p));
+    int64_t const n = len / balanced_chunk(total_len, p);  // no CTA to spare: about one chunk per split
     return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
   }
   max_len = max_len < 1 ? 1 : max_len;

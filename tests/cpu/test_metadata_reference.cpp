@@ -66,13 +66,14 @@ TEST(PlanKvSplitsReference, MinKeysPerSplitCapsShortRequests) {
 TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   // 32/8 heads: 8 CTAs per request. One 32K request among 15 of 1K, 264 CTAs per wave:
   // first chunk = ceil(48128 * 8 / 264) = 1459; every request takes one CTA per kv head (128),
-  // the 136 left share the keys of the one request longer than 1459: chunk2 =
-  // ceil(32768 * 8 / 136) = 1928 -> ceil(32768 / 1928) = 17 splits; 8 x (17 + 15) = 256 CTAs
-  // <= 264 (floor(32768 / 1459) = 22 splits alone would make 296, more than a wave).
+  // the 136 left share the keys of the one request longer than 1459: the bound chunk
+  // ceil(32768 * 8 / 136) = 1928 (17 splits) fits, and the bisection over [1459, 1928] finds
+  // 1821, the smallest chunk with 8 x (ceil(32768 / c) + 15) <= 264: 18 splits, 8 x (18 + 15)
+  // = 264 CTAs (floor(32768 / 1459) = 22 splits alone would make 296, more than a wave).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
   std::vector<int32_t> want(16, 1);
-  want[0] = 17;
+  want[0] = 18;
   EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 64, 132, 0, 264}), want);
   // 32 x 8K (first chunk 7944): 8 CTAs to spare -> chunk2 = 262144 -> one split each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(32, 8192), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(32, 1));

@@ -61,20 +61,39 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     for (int32_t l : lens) total += std::max<int32_t>(l, 0);
     int64_t const chunk = std::max<int64_t>(
         {cdiv(std::max<int64_t>(total, 1) * per_request, plan.ctas_per_wave), plan.min_keys_per_split, 1});
-    // Second pass: every request takes at least one CTA per kv head; the CTAs left are shared
-    // by the keys of the requests longer than the chunk, and ceil(len / chunk2) splits fit.
+    // Second pass (metadata_common.cuh, balanced_chunk2): every request takes at least one CTA
+    // per kv head; the CTAs left are shared by the keys of the requests longer than the chunk;
+    // 8 bisection steps between the chunk and that bound find about the smallest chunk whose
+    // splits fit the wave. Splits of a chunk: ceil(len / chunk), never below the key floor.
+    auto splits_of = [&](int64_t len, int64_t c) {
+      int64_t n = cdiv(len, c);
+      if (plan.min_keys_per_split > 0) n = std::min<int64_t>(n, len / plan.min_keys_per_split);
+      return std::clamp<int64_t>(n, 1, plan.max_splits);
+    };
     int64_t long_len = 0;
     for (int32_t l : lens) {
       if (std::max<int32_t>(l, 1) > chunk) long_len += l;
     }
     int64_t const slots = plan.ctas_per_wave - static_cast<int64_t>(lens.size()) * per_request;
+    int64_t chunk2 = 0;
+    if (slots > 0 && long_len > 0) {
+      int64_t hi = std::max(chunk, std::min(cdiv(long_len * per_request, slots), max_len));
+      int64_t lo = chunk;
+      for (int k = 0; k < 8 && lo < hi; ++k) {
+        int64_t const mid = lo + (hi - lo) / 2;
+        int64_t ctas = 0;
+        for (int32_t l : lens) ctas += splits_of(std::max<int32_t>(l, 1), mid);
+        if (ctas * per_request <= plan.ctas_per_wave) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      chunk2 = hi;
+    }
     for (size_t b = 0; b < lens.size(); ++b) {
       int64_t const len = std::max<int32_t>(lens[b], 1);
-      int64_t n = len / chunk;
-      if (slots > 0 && long_len > 0) {
-        n = cdiv(len, std::max(chunk, cdiv(long_len * per_request, slots)));
-        if (plan.min_keys_per_split > 0) n = std::min<int64_t>(n, len / plan.min_keys_per_split);  // key floor
-      }
+      int64_t const n = chunk2 > 0 ? splits_of(len, chunk2) : len / chunk;
       splits[b] = static_cast<int32_t>(std::clamp<int64_t>(n, 1, plan.max_splits));
     }
     return splits;
