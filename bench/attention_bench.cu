@@ -97,8 +97,8 @@ int run_attention_bench(BenchOptions const& opt) {
   std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d\n",
               wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave);
 
-  Table table({"shape", "KV MB", "graph us", "PDL off", "early", "TB/s", "of 4.4", "cold us", "cold PDL off",
-               "cold early", "eager us", "eager PDL off", "target"});
+  Table table({"shape", "KV MB", "graph us", "PDL off", "early", "1-launch", "TB/s", "of 4.4", "cold us",
+               "cold PDL off", "cold early", "cold 1-launch", "eager us", "eager PDL off", "eager 1-launch", "target"});
   Timer timer;
   std::mt19937_64 rng(7);
   for (Case const& c : cases) {
@@ -143,6 +143,7 @@ int run_attention_bench(BenchOptions const& opt) {
     cudaMalloc(&table_d, table_host.size() * 4);
     cudaMalloc(&splits_d, batch * 4);
     cudaMalloc(&ws, std::max<size_t>(ws_bytes, 16));
+    cudaMemset(ws, 0, std::max<size_t>(ws_bytes, 16));  // once: the single-launch counters
     fill_random_bf16<<<64, 256>>>(q, size_t(batch) * kHq * kD, 99);
     cudaMemcpy(lens_d, c.lens.data(), batch * 4, cudaMemcpyHostToDevice);
     cudaMemcpy(table_d, table_host.data(), table_host.size() * 4, cudaMemcpyHostToDevice);
@@ -156,8 +157,8 @@ int run_attention_bench(BenchOptions const& opt) {
     cudaMemcpy(splits.data(), splits_d, batch * 4, cudaMemcpyDeviceToHost);
     if (!st.is_ok()) std::fprintf(stderr, "plan_kv_splits: %s\n", st.to_string().c_str());
 
-    auto call = [&](PdlMode pdl, bool early = false) {
-      return [&, pdl, early](cudaStream_t stream, int i) {
+    auto call = [&](PdlMode pdl, bool early = false, bool single = false) {
+      return [&, pdl, early, single](cudaStream_t stream, int i) {
         Pool const& pool = pools[i % num_pools];
         DecodeAttentionArgs a;
         a.q = TensorView::contiguous(q, DType::kBFloat16, {batch, kHq, kD});
@@ -173,6 +174,7 @@ int run_attention_bench(BenchOptions const& opt) {
         a.out = TensorView::contiguous(out, DType::kBFloat16, {batch, kHq, kD});
         a.lse = TensorView::contiguous(lse, DType::kFloat32, {batch, kHq});
         a.inputs_written_before_chain = early;  // true here: metadata is written before capture
+        a.single_launch = single;
         Status s = decode_attention(a, {ws, ws_bytes}, {stream, pdl});
         if (!s.is_ok()) std::fprintf(stderr, "decode_attention: %s\n", s.to_string().c_str());
         return s.is_ok();
@@ -203,11 +205,14 @@ int run_attention_bench(BenchOptions const& opt) {
     Timing g_on = timer.in_graph_per_call(call(PdlMode::kOn), calls);
     Timing g_off = timer.in_graph_per_call(call(PdlMode::kOff), calls);
     Timing g_early = timer.in_graph_per_call(call(PdlMode::kOn, true), calls);
+    Timing g_single = timer.in_graph_per_call(call(PdlMode::kOn, false, true), calls);
     Timing c_on = timer.cold_single_call(call(PdlMode::kOn));
     Timing c_off = timer.cold_single_call(call(PdlMode::kOff));
     Timing c_early = timer.cold_single_call(call(PdlMode::kOn, true));
+    Timing c_single = timer.cold_single_call(call(PdlMode::kOn, false, true));
     Timing e_on = timer.eager(call(PdlMode::kOn));
     Timing e_off = timer.eager(call(PdlMode::kOff));
+    Timing e_single = timer.eager(call(PdlMode::kOn, false, true));
     double const tbs = g_on.ok ? kv_bytes / (g_on.median_us * 1e6) : 0;
 
     std::string target = "-";
@@ -220,8 +225,9 @@ int run_attention_bench(BenchOptions const& opt) {
       target = "<= " + fmt(1.2 * kv_bytes / (kTargetTBs * 1e6), 1) + " us";
     }
     table.add({c.name, fmt(kv_bytes / 1e6, 1), fmt(g_on.median_us), fmt(g_off.median_us), fmt(g_early.median_us),
-               fmt(tbs, 2), fmt(100 * tbs / kTargetTBs, 0) + "%", fmt(c_on.median_us), fmt(c_off.median_us),
-               fmt(c_early.median_us), fmt(e_on.median_us), fmt(e_off.median_us), target});
+               fmt(g_single.median_us), fmt(tbs, 2), fmt(100 * tbs / kTargetTBs, 0) + "%", fmt(c_on.median_us),
+               fmt(c_off.median_us), fmt(c_early.median_us), fmt(c_single.median_us), fmt(e_on.median_us),
+               fmt(e_off.median_us), fmt(e_single.median_us), target});
     if (json) {
       auto line = [&](char const* method, char const* pdl, Timing const& t) {
         if (!t.ok) return;
@@ -237,6 +243,9 @@ int run_attention_bench(BenchOptions const& opt) {
       line("cold", "off", c_off);
       line("graph", "early", g_early);
       line("cold", "early", c_early);
+      line("graph", "single", g_single);
+      line("cold", "single", c_single);
+      line("eager", "single", e_single);
       line("eager", "on", e_on);
       line("eager", "off", e_off);
     }
@@ -252,7 +261,8 @@ int run_attention_bench(BenchOptions const& opt) {
   std::printf("\nin-graph per call: 20 calls per graph, each on its own KV pool (rotating), median of 30 replays;\n"
               "cold: single-call graph after a 256 MB overwrite, median of 200; eager: C++ launches.\n"
               "early: PDL on with inputs_written_before_chain (lengths, page table, splits and old KV read\n"
-              "before the wait). TB/s = K+V bytes / in-graph time (PDL on, default reads).\n"
+              "before the wait); 1-launch: PDL on, DecodeAttentionArgs::single_launch (no reducer kernel).\n"
+              "TB/s = K+V bytes / in-graph time (PDL on, default reads, producer + reducer).\n"
               "bf16, 32/8 heads, head_dim 128, page 64.\n\n");
   return finish_report(table, json);
 }

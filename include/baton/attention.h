@@ -1,7 +1,7 @@
 // Paged split-K decode attention (../shared/specs/decode-attention.md): a producer that
 // streams each request's paged KV cache in splits, and a reducer that merges the partial
 // results, chained with PDL. One call launches both (the reducer only when some request may
-// use more than one split).
+// use more than one split), or the producer alone with DecodeAttentionArgs::single_launch.
 #pragma once
 
 #include <cstddef>
@@ -43,11 +43,20 @@ struct DecodeAttentionArgs {
   // positions (pages nothing in the step writes), while the previous kernel finishes. q and
   // this step's new K/V rows are still read after the wait. Outputs are the same bit for bit.
   bool inputs_written_before_chain = false;
+  // Single launch (decode-attention.md "Single-launch variant"): no reducer kernel. The last
+  // producer CTA to finish for a (request, kv head) merges the splits itself, found by an
+  // atomic counter in the workspace that the same CTA resets to 0. Outputs are the same bit
+  // for bit as the two-kernel path. The counters must be 0 before the first such call: zero
+  // the workspace once after allocating it (cudaMemsetAsync(ws.data, 0, ws.bytes, stream)).
+  // Every call leaves them 0 again; a workspace not zeroed gives wrong results, and two
+  // calls in flight at once must not share one workspace.
+  bool single_launch = false;
 };
 
 // Scratch for partial results of requests that use more than one split (0 when max_splits
 // is 1): rows = batch_size * max_splits * q_len * num_q_heads; rows * head_dim floats of
-// partial outputs, then rows floats of partial lse rounded up to 16 bytes.
+// partial outputs, then rows floats of partial lse rounded up to 16 bytes, then the
+// single-launch counters, batch_size * q_len * num_q_heads int32 rounded up to 16 bytes.
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
                                         int max_splits);
 

@@ -44,6 +44,7 @@ struct AttentionParams {
   int64_t lse_stride_token;
   float* part_o;       // [batch, max_splits, q_len, num_q_heads, head_dim]
   float* part_lse;     // [batch, max_splits, q_len, num_q_heads]
+  int* counters;       // single launch: [batch, num_kv_heads, row_chunks] arrivals; else null
 };
 
 // Device-side clamps, so that no input can make a kernel read out of bounds: split counts to

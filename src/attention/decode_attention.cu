@@ -70,7 +70,8 @@ Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
   Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
                                        : launch_producer<Producer<T, D, false>>(p, options);
   BATON_RETURN_IF_ERROR(produced);
-  if (p.max_splits == 1) return Status::ok();  // every request finished in the producer
+  // One split everywhere: every request finished in the producer; single launch: merged there.
+  if (p.max_splits == 1 || p.counters != nullptr) return Status::ok();
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
@@ -89,6 +90,12 @@ Status launch_dtype(AttentionParams const& p, int head_dim, LaunchOptions const&
   return Status::unsupported("decode_attention: head_dim " + std::to_string(head_dim) + " is not compiled");
 }
 
+// Single-launch counters: one per (request, kv head, row chunk), at most batch * q_len *
+// num_q_heads (kv heads x row chunks <= num_q_heads x q_len).
+size_t counter_bytes(int batch_size, int q_len, int num_q_heads) {
+  return (size_t(batch_size) * q_len * num_q_heads * sizeof(int32_t) + 15) / 16 * 16;
+}
+
 }  // namespace
 
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim, int max_splits) {
@@ -96,7 +103,7 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
   size_t const rows = size_t(batch_size) * max_splits * q_len * num_q_heads;
   size_t const o_bytes = rows * head_dim * sizeof(float);
   size_t const lse_bytes = (rows * sizeof(float) + 15) / 16 * 16;
-  return o_bytes + lse_bytes;
+  return o_bytes + lse_bytes + counter_bytes(batch_size, q_len, num_q_heads);
 }
 
 Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
@@ -162,8 +169,11 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
   p.lse_stride_token = a.lse.defined() ? a.lse.stride[0] : 0;
   if (a.max_splits > 1) {
     size_t const rows = size_t(s.batch) * a.max_splits * s.q_len * s.num_q_heads;
-    p.part_o = static_cast<float*>(workspace.data);
-    p.part_lse = reinterpret_cast<float*>(static_cast<char*>(workspace.data) + rows * s.head_dim * sizeof(float));
+    char* const base = static_cast<char*>(workspace.data);
+    size_t const lse_at = rows * s.head_dim * sizeof(float);
+    p.part_o = reinterpret_cast<float*>(base);
+    p.part_lse = reinterpret_cast<float*>(base + lse_at);
+    if (a.single_launch) p.counters = reinterpret_cast<int*>(base + lse_at + (rows * sizeof(float) + 15) / 16 * 16);
   }
   return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, options)
                                         : launch_dtype<__half>(p, s.head_dim, options);

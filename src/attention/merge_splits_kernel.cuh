@@ -1,17 +1,18 @@
 // Paged split-K decode attention: the reducer (decode-attention.md "Reducer").
 //
 // What: for each (token, query head) of a request that used n > 1 splits, merge the partial
-// results with log-sum-exp weights: M = max_s lse_s, w_s = exp(lse_s - M) (0 for an empty
-// split, never NaN), denom = sum_s w_s + exp(sink - M) (the sink counted exactly once, here),
-// out = sum_s w_s * o_s / denom, lse = M + log(denom). A row with no visible key (all splits
-// empty) is zeros with lse = -inf. Requests with one split were finished by the producer and
-// are skipped.
+// results with log-sum-exp weights (split_merge.cuh: M = max(max_s lse_s, sink), w_s =
+// exp(lse_s - M), 0 for an empty split, never NaN; out = sum_s w_s * o_s / (sum_s w_s +
+// exp(sink - M)), the sink counted exactly once, here; lse = M + log(denominator)). A row with
+// no visible key (all splits empty) is zeros with lse = -inf. Requests with one split were
+// finished by the producer and are skipped. The single-launch mode does the same merge in the
+// producer's last CTA instead (same helpers, same bits) and launches no reducer.
 //
 // Grid: one CTA of head_dim threads per (token, head); thread d owns output dim d; no
-// barrier. Every warp finds M = max lse and the denominator over all n splits itself (lane
-// s holds split s's lse; more than 32 splits take more turns); thread d then sums its dim
-// of the splits' partial outputs in order s = 0, 1, ..., n - 1 (splits past 32: 8 at a time
-// with their loads in flight together). Small on purpose: the reducer's cost at
+// barrier. Every warp finds M = max lse over all n splits itself (lane s holds split s's
+// lse; more than 32 splits take more turns); thread d then sums its dim of the splits'
+// partial outputs, and the weights, in order s = 0, 1, ..., n - 1 (splits past 32: 8 at a
+// time with their loads in flight together). Small on purpose: the reducer's cost at
 // small shapes is its latency chain and its cold instruction cache, not its math. (Measured
 // before this layout: a warp per row with float4 loads needs 4x the registers per split in
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
@@ -30,6 +31,7 @@
 #pragma once
 
 #include "attention/attention_common.cuh"
+#include "attention/split_merge.cuh"
 #include "common/trace.cuh"
 
 namespace baton::attention {
@@ -69,23 +71,21 @@ __global__ void __launch_bounds__(D)
 #pragma unroll
   for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;  // in flight together
 
-  // M = max lse, den = sum exp(lse - M) over the n splits (stale scratch past n is ignored).
+  // M = max lse (with the sink), then acc and den in split order (split_merge.cuh); stale
+  // scratch past n is ignored.
   float m = lane < n ? lse_lane : -INFINITY;
   for (int s = lane + 32; s < n; s += 32) m = fmaxf(m, lse_row[s * split_stride]);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  auto weight = [&](float lse) { return lse == -INFINITY ? 0.f : __expf(lse - m); };  // m finite
-  float acc = 0.f, den = 0.f;
+  m = merge_max_with_sink(m, p.sinks, h);
+  float acc[1] = {0.f}, den = 0.f;
   if (m != -INFINITY) {
-    float const w_lane = lane < n ? weight(lse_lane) : 0.f;
-    den = w_lane;
-    for (int s = lane + 32; s < n; s += 32) den += weight(lse_row[s * split_stride]);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
+    float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
 #pragma unroll
     for (int u = 0; u < kSpec; ++u) {
       float const w = __shfl_sync(0xffffffffu, w_lane, u);
-      acc += u < n && w != 0.f ? w * x[u] : 0.f;  // an empty split or one past n: skipped
+      float const xu[1] = {x[u]};
+      if (u < n) merge_add(acc, den, w, xu);
     }
     for (int s0 = kSpec; s0 < n; s0 += kTail) {  // more than 32 splits: kTail loads in flight
       float lse_t[kTail], x_t[kTail];
@@ -97,19 +97,16 @@ __global__ void __launch_bounds__(D)
       }
 #pragma unroll
       for (int u = 0; u < kTail; ++u) {
-        float const w = weight(lse_t[u]);
-        acc += w != 0.f ? w * x_t[u] : 0.f;
+        float const xu[1] = {x_t[u]};
+        if (s0 + u < n) merge_add(acc, den, merge_weight(lse_t[u], m), xu);
       }
     }
-    if (p.sinks != nullptr) den += __expf(p.sinks[h] - m);  // the sink, counted once, here
   }
+  MergeEnd const end = merge_end(m, den, p.sinks, h);
   BATON_MARK(1, 2);
-  float const inv = den > 0 ? 1.f / den : 0.f;
   T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
-  out[d] = from_float<T>(acc * inv);
-  if (p.lse != nullptr && d == 0) {
-    p.lse[token * p.lse_stride_token + h] = m == -INFINITY ? -INFINITY : m + __logf(den);
-  }
+  out[d] = from_float<T>(acc[0] * end.inv);
+  if (p.lse != nullptr && d == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
   BATON_MARK(1, 3);
 }
 

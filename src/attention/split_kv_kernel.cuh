@@ -51,6 +51,7 @@
 #include <type_traits>
 
 #include "attention/attention_common.cuh"
+#include "attention/split_merge.cuh"
 #include "common/trace.cuh"
 
 namespace baton::attention {
@@ -123,6 +124,78 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
   uint32_t y;
   asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x));
   return y;
+}
+
+// Single-launch mode (p.counters set): after a CTA has stored its partials of split s of
+// (request b, kv head, row chunk), it counts itself in; the last of the n to arrive merges
+// all n partials of its rows (split_merge.cuh, same bits as merge_splits_kernel) and resets
+// the counter to 0 for the next call. Release / acquire: the CTA barrier orders every
+// thread's partial stores before thread 0's fence and atomic; the last CTA's fence orders the
+// other CTAs' partials before its reads (the CTA barrier carries it to every thread). Layout:
+// a thread per (row, 4 dims), partials 8 splits at a time; the first 8 splits' partials load
+// with the lse values (which hit L1 when read again), so 8 splits cost one round trip.
+template <class T, int D>
+__device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_head, int chunk, int b, int n,
+                                           int rows_here) {
+  constexpr int kVec = 4, kBatch = 8;
+  __shared__ int last_s;
+  __syncthreads();  // every partial of this CTA is stored
+  if (threadIdx.x == 0) {
+    int* counter = p.counters + (int64_t(b) * p.num_kv_heads + kv_head) * p.row_chunks + chunk;
+    __threadfence();  // release: this CTA's partials before its arrival
+    bool const last = atomicAdd(counter, 1) == n - 1;
+    if (last) {
+      __threadfence();  // acquire: the other splits' partials before the reads below
+      *reinterpret_cast<int volatile*>(counter) = 0;  // every split has arrived: reset for the next call
+    }
+    last_s = last;
+  }
+  __syncthreads();
+  if (!last_s) return;
+  int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
+  for (int unit = threadIdx.x; unit < rows_here * (D / kVec); unit += kThreads) {
+    int const r = unit / (D / kVec), d0 = (unit % (D / kVec)) * kVec;
+    int const g = chunk * kRowsPerCta + r;
+    int const t = g / p.group, h = kv_head * p.group + g % p.group;
+    int64_t const token = int64_t(b) * p.q_len + t;
+    int64_t const first = ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
+    float const* lse_row = p.part_lse + first;
+    float4 const* o_row = reinterpret_cast<float4 const*>(p.part_o + first * D + d0);  // 16-byte aligned
+    int64_t const o_stride = split_stride * (D / kVec);
+    float x[kBatch][kVec];  // partials of one batch of splits, loads in flight together
+    auto load_batch = [&](int s0) {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (s0 + u < n) {
+          float4 const v = o_row[(s0 + u) * o_stride];
+          x[u][0] = v.x, x[u][1] = v.y, x[u][2] = v.z, x[u][3] = v.w;
+        }
+      }
+    };
+    load_batch(0);  // in flight with the lse loads
+    float m = -INFINITY;
+    for (int s0 = 0; s0 < n; s0 += kBatch) {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) m = fmaxf(m, s0 + u < n ? lse_row[(s0 + u) * split_stride] : -INFINITY);
+    }
+    m = merge_max_with_sink(m, p.sinks, h);
+    float acc[kVec] = {}, den = 0.f;
+    if (m != -INFINITY) {
+#pragma unroll 1
+      for (int s0 = 0; s0 < n; s0 += kBatch) {
+        if (s0 > 0) load_batch(s0);
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          if (s0 + u < n) merge_add(acc, den, merge_weight(lse_row[(s0 + u) * split_stride], m), x[u]);
+        }
+      }
+    }
+    MergeEnd const end = merge_end(m, den, p.sinks, h);
+    T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) dst[k] = from_float<T>(acc[k] * end.inv);
+    if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
+  }
 }
 
 // One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
@@ -598,9 +671,13 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   bool const single = n == 1;
   if (threadIdx.x < rows_here) {
     int const r = threadIdx.x;
+    int const g = chunk * kRowsPerCta + r;
+    int const t = g / p.group, h = kv_head * p.group + g % p.group;
+    int64_t const token = int64_t(b) * p.q_len + t;
     float M = -INFINITY;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) M = fmaxf(M, merge[(w * kRowsPerCta + r) * kMergePitch + D]);
+    if (single) M = merge_max_with_sink(M, p.sinks, h);  // a large sink cannot overflow den
     float den = 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
@@ -609,17 +686,15 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       row_w[r][w] = sc;
       den += sc * rw[D + 1];
     }
-    int const g = chunk * kRowsPerCta + r;
-    int const t = g / p.group, h = kv_head * p.group + g % p.group;
-    int64_t const token = int64_t(b) * p.q_len + t;
     if (single) {
-      if (p.sinks != nullptr && M != -INFINITY) den += __expf(p.sinks[h] - M);
-      if (p.lse != nullptr) p.lse[token * p.lse_stride_token + h] = M == -INFINITY ? -INFINITY : M + __logf(den);
+      MergeEnd const end = merge_end(M, den, p.sinks, h);  // the sink, counted once
+      if (p.lse != nullptr) p.lse[token * p.lse_stride_token + h] = end.lse;
+      row_inv[r] = end.inv;
     } else {
       int64_t const prow = ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
       p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
+      row_inv[r] = den > 0 ? 1.f / den : 0.f;
     }
-    row_inv[r] = den > 0 ? 1.f / den : 0.f;
   }
   __syncthreads();
   for (int c = threadIdx.x; c < rows_here * (D / 8); c += kThreads) {
@@ -653,6 +728,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
     }
   }
+  if (!single && p.counters != nullptr) merge_if_last<T, D>(p, kv_head, chunk, b, n, rows_here);
   BATON_MARK(0, 6);
 }
 
@@ -734,8 +810,13 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
   return left < 0 ? 0 : (left > kMaxItems ? kMaxItems : left);
 }
 
+// CTAs per SM that shared memory allows (MmaSmem::kBytes: 56 / 106 / 206 KB at head_dim 64 /
+// 128 / 256); the register budget is held to the same occupancy.
+template <int D>
+constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
+
 template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ ItemList list;

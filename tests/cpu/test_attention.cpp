@@ -74,7 +74,11 @@ TEST(AttentionReference, WindowAndCausalDraftTokens) {
 TEST(AttentionWorkspace, SizeFollowsMaxSplits) {
   EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 1), 0u);
   size_t const rows = 4 * 8 * 1 * 32;
-  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 8), rows * 128 * 4 + rows * 4);
+  size_t const counters = 4 * 1 * 32 * 4;  // single launch: one int32 per (request, q head) at most
+  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 8), rows * 128 * 4 + rows * 4 + counters);
+  // Each part rounds up to 16 bytes: 3 rows of lse (12 -> 16), 3 counters (12 -> 16).
+  EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 1), 0u);
+  EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 2), 6 * 64 * 4 + 32 + 16);
 }
 
 void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x100000 * i); }

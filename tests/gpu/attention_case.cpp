@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -94,7 +95,7 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   if (!s.splits.empty()) splits.upload(std::vector<int32_t>(s.splits.begin(), s.splits.end()));
   if (s.sinks) {
     c.sinks.resize(s.num_q_heads);
-    for (auto& x : c.sinks) x = std::uniform_real_distribution<float>(-2, 4)(rng);
+    for (auto& x : c.sinks) x = std::uniform_real_distribution<float>(-2, 4)(rng) + s.sink_bias;
     sinks.upload(c.sinks);
   }
   if (s.alibi) {
@@ -106,6 +107,9 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   out.resize(tokens * s.num_q_heads * D);
   lse.resize(tokens * s.num_q_heads);
   workspace.resize(std::max<size_t>(1, decode_attention_workspace_bytes(batch, s.q_len, s.num_q_heads, D, s.max_splits)));
+  workspace.poison(0x00);  // zeroed once after allocation (the single-launch counters)
+  size_t const part_rows = size_t(batch) * s.max_splits * s.q_len * s.num_q_heads;
+  counters_at_ = s.max_splits > 1 ? part_rows * D * 4 + (part_rows * 4 + 15) / 16 * 16 : workspace.bytes();
 
   DecodeAttentionArgs& a = args;
   a.q = TensorView::contiguous(q.get(), s.dtype, {tokens, s.num_q_heads, D});
@@ -122,6 +126,7 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   if (!s.splits.empty()) a.num_kv_splits = TensorView::contiguous(splits.get(), DType::kInt32, {batch});
   a.max_splits = s.max_splits;
   a.inputs_written_before_chain = s.early;
+  a.single_launch = s.single_launch;
   a.q_len = s.q_len;
   a.window_left = s.window_left;
   a.softcap = s.softcap;
@@ -155,7 +160,14 @@ void DeviceAttention::reshuffle(std::vector<int> const& lens, std::vector<int> c
 void DeviceAttention::poison() {
   out.poison(0xFF);  // NaN in bf16 and fp16
   lse.poison(0xFF);
-  workspace.poison(0xFF);
+  if (counters_at_ > 0) CUDA_CHECK(cudaMemset(workspace.get(), 0xFF, counters_at_));  // partials
+}
+
+std::vector<int32_t> DeviceAttention::counters() const {
+  std::vector<unsigned char> const all = workspace.download();
+  std::vector<int32_t> c((all.size() - counters_at_) / 4);
+  std::memcpy(c.data(), all.data() + counters_at_, c.size() * 4);
+  return c;
 }
 
 ::testing::AssertionResult DeviceAttention::matches_reference() const {

@@ -3,6 +3,7 @@
 // then graph replay with new inputs and bitwise PDL on/off, graph/eager and split padding.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -196,6 +197,21 @@ TEST_F(DecodeAttention, SinksCountedOnceWithManySplits) {
   check(s);
 }
 
+// A sink far above every score: the denominator is dominated by exp(sink - M), which
+// overflows float unless M includes the sink; lse = about the sink, the output about 0.
+TEST_F(DecodeAttention, LargeSinkDoesNotOverflow) {
+  AttnShape s;
+  s.lens = {700, 5, 0};
+  s.sinks = true;
+  s.sink_bias = 150.f;
+  check(s);  // one split: the producer's epilogue
+  s.max_splits = 6;
+  s.splits = {6, 2, 1};
+  check(s);  // the reducer
+  s.single_launch = true;
+  check(s);  // the producer's last CTA
+}
+
 TEST_F(DecodeAttention, SoftcapAlibiAndScale) {
   AttnShape s;
   s.lens = {700, 33};
@@ -242,10 +258,13 @@ TEST_F(DecodeAttention, SeededSweep) {
 // ---- graphs and bitwise equality -----------------------------------------------------------
 
 TEST_F(DecodeAttention, GraphCapturedOnceReplaysNewLengthsPagesAndSplits) {
+  for (bool single : {false, true}) {
+  SCOPED_TRACE(single ? "single launch" : "producer + reducer");
   AttnShape s;
   s.lens = {900, 50, 2000, 1};
   s.max_splits = 8;
   s.splits = {4, 1, 8, 1};
+  s.single_launch = single;
   DeviceAttention d(s);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -268,9 +287,89 @@ TEST_F(DecodeAttention, GraphCapturedOnceReplaysNewLengthsPagesAndSplits) {
     CUDA_CHECK(cudaGraphLaunch(exec, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     EXPECT_TRUE(d.matches_reference());
+    for (int32_t c : d.counters()) ASSERT_EQ(c, 0) << "a single-launch counter was not reset";
   }
   CUDA_CHECK(cudaGraphExecDestroy(exec));
   CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  }
+}
+
+// The single-launch mode (the last CTA per (request, kv head) merges) gives the same bits as
+// producer + reducer, leaves every counter at 0, and is right across the mode's paths: narrow
+// and wide producers, two row chunks, empty splits, more than 8 and 32 splits, sinks, windows,
+// draft tokens, L = 0, every head_dim and both dtypes.
+TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
+  std::vector<AttnShape> shapes;
+  {
+    AttnShape s;  // narrow (4 rows), 8 splits, L = 0 and a one-split request
+    s.lens = {1024, 0, 300, 5000};
+    s.max_splits = 8;
+    s.splits = {8, 1, 1, 8};
+    s.sinks = true;
+    shapes.push_back(s);
+  }
+  {
+    AttnShape s;  // wide: group 8 x q_len 3 = 24 rows, two row chunks; window; fp16; HND
+    s.lens = {900, 37, 2500};
+    s.num_q_heads = 16;
+    s.num_kv_heads = 2;
+    s.q_len = 3;
+    s.max_splits = 12;
+    s.splits = {5, 12, 12};  // 37 keys in 12 splits: empty ones
+    s.window_left = 700;
+    s.dtype = DType::kFloat16;
+    s.layout = KvLayout::kHND;
+    shapes.push_back(s);
+  }
+  {
+    AttnShape s;  // past 8 and 32 splits, head_dim 64, sinks, page 32
+    s.lens = {6000, 2100};
+    s.head_dim = 64;
+    s.page_size = 32;
+    s.max_splits = 72;
+    s.splits = {70, 41};
+    s.sinks = true;
+    shapes.push_back(s);
+  }
+  {
+    AttnShape s;  // head_dim 256, group 16 (16 rows), softcap and ALiBi
+    s.lens = {1500, 64};
+    s.num_q_heads = 16;
+    s.num_kv_heads = 1;
+    s.head_dim = 256;
+    s.max_splits = 9;
+    s.splits = {9, 3};
+    s.softcap = 30.f;
+    s.alibi = true;
+    shapes.push_back(s);
+  }
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    SCOPED_TRACE("shape " + std::to_string(i));
+    DeviceAttention d(shapes[i]);
+    auto run = [&](bool single, PdlMode pdl) {
+      d.args.single_launch = single;
+      d.poison();
+      EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      std::vector<uint16_t> bits = d.out_bits();
+      std::vector<float> lse = d.lse_values();
+      std::vector<unsigned char> all(bits.size() * 2 + lse.size() * 4);
+      std::memcpy(all.data(), bits.data(), bits.size() * 2);
+      std::memcpy(all.data() + bits.size() * 2, lse.data(), lse.size() * 4);
+      return all;
+    };
+    std::vector<unsigned char> const two = run(false, PdlMode::kOff);
+    EXPECT_TRUE(d.matches_reference());
+    for (PdlMode pdl : {PdlMode::kOff, PdlMode::kOn}) {
+      std::vector<unsigned char> const one = run(true, pdl);
+      EXPECT_TRUE(d.matches_reference());
+      EXPECT_TRUE(bitwise_equal(one.data(), two.data(), two.size(), "single launch vs producer + reducer"));
+      for (int32_t c : d.counters()) ASSERT_EQ(c, 0) << "a single-launch counter was not reset";
+    }
+  }
   CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
