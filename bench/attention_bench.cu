@@ -26,7 +26,8 @@
 namespace baton::bench {
 namespace {
 
-constexpr int kHq = 32, kHkv = 8, kD = 128, kPage = 64, kDefaultMaxSplits = 64;
+constexpr int kHq = 32, kHkv = 8, kD = 128, kPage = 64;
+constexpr int kDefaultMaxSplits = 32;  // the reducer merges up to 32 splits in two round trips
 constexpr int kDefaultMinKeysPerSplit = 128;  // SplitPlanParams::min_keys_per_split
 constexpr double kTargetTBs = 4.4;
 

@@ -46,7 +46,10 @@ struct DecodeAttentionArgs {
   // Single launch (decode-attention.md "Single-launch variant"): no reducer kernel. The last
   // producer CTA to finish for a (request, kv head) merges the splits itself, found by an
   // atomic counter in the workspace that the same CTA resets to 0. Outputs are the same bit
-  // for bit as the two-kernel path. The counters must be 0 before the first such call: zero
+  // for bit as the two-kernel path. Used when a CTA's rows of partials fit its shared memory
+  // (min(group * q_len, 16) * max_splits * (head_dim + 1) floats in 56 / 106 / 206 KB at
+  // head_dim 64 / 128 / 256: max_splits <= 52 at 4 rows and head_dim 128); otherwise the call
+  // silently takes the two-kernel path (same results). The counters must be 0 before the first such call: zero
   // the workspace once after allocating it (cudaMemsetAsync(ws.data, 0, ws.bytes, stream)).
   // Every call leaves them 0 again; a workspace not zeroed gives wrong results, and two
   // calls in flight at once must not share one workspace.

@@ -65,7 +65,12 @@ Status launch_producer(AttentionParams const& p, LaunchOptions const& options) {
 }
 
 template <class T, int D>
-Status launch_typed(AttentionParams const& p, LaunchOptions const& options) {
+Status launch_typed(AttentionParams p, LaunchOptions const& options) {
+  // Single launch only when a CTA's rows of partials fit its shared memory for the merge
+  // (split_kv_kernel.cuh, merge_if_last); otherwise producer + reducer, with the same bits.
+  if (p.counters != nullptr && !attention::single_launch_fits<D, attention::kDefaultStages>(p.rows, p.max_splits)) {
+    p.counters = nullptr;
+  }
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
   Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
                                        : launch_producer<Producer<T, D, false>>(p, options);

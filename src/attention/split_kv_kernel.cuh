@@ -131,13 +131,21 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
 // all n partials of its rows (split_merge.cuh, same bits as merge_splits_kernel) and resets
 // the counter to 0 for the next call. Release / acquire: the CTA barrier orders every
 // thread's partial stores before thread 0's fence and atomic; the last CTA's fence orders the
-// other CTAs' partials before its reads (the CTA barrier carries it to every thread). Layout:
-// a thread per (row, 4 dims), partials 8 splits at a time; the first 8 splits' partials load
-// with the lse values (which hit L1 when read again), so 8 splits cost one round trip.
+// other CTAs' partials before its reads (the CTA barrier carries it to every thread). The rows'
+// partials and lse values (rows x n x (D + 1) floats) arrive in shared memory in one round
+// trip (cp.async and loads from L2, nothing held in registers), and a thread per (row, 4 dims)
+// merges from there. The host uses this mode only when they fit (single_launch_fits: max_splits
+// <= 52 at 4 rows, 13 at 16 rows, head_dim 128); otherwise it launches the reducer.
+template <int D, int kStages>
+constexpr bool single_launch_fits(int rows, int max_splits) {
+  int const per_cta = rows < kRowsPerCta ? rows : kRowsPerCta;
+  return int64_t(per_cta) * max_splits * (D + 1) + 3 <= int64_t(MmaSmem<D, kStages>::kBytes / sizeof(float));
+}
+
 template <class T, int D>
 __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_head, int chunk, int b, int n,
-                                           int rows_here) {
-  constexpr int kVec = 4, kBatch = 8;
+                                           int rows_here, float* smem) {
+  constexpr int kVec = 4;
   __shared__ int last_s;
   __syncthreads();  // every partial of this CTA is stored
   if (threadIdx.x == 0) {
@@ -153,48 +161,72 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
   __syncthreads();
   if (!last_s) return;
   int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
-  for (int unit = threadIdx.x; unit < rows_here * (D / kVec); unit += kThreads) {
-    int const r = unit / (D / kVec), d0 = (unit % (D / kVec)) * kVec;
+  auto row_of = [&](int r, int& h, int64_t& token) {  // -> offset of split 0 in the scratch rows
     int const g = chunk * kRowsPerCta + r;
-    int const t = g / p.group, h = kv_head * p.group + g % p.group;
-    int64_t const token = int64_t(b) * p.q_len + t;
-    int64_t const first = ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
-    float const* lse_row = p.part_lse + first;
-    float4 const* o_row = reinterpret_cast<float4 const*>(p.part_o + first * D + d0);  // 16-byte aligned
-    int64_t const o_stride = split_stride * (D / kVec);
-    float x[kBatch][kVec];  // partials of one batch of splits, loads in flight together
-    auto load_batch = [&](int s0) {
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        if (s0 + u < n) {
-          float4 const v = o_row[(s0 + u) * o_stride];
-          x[u][0] = v.x, x[u][1] = v.y, x[u][2] = v.z, x[u][3] = v.w;
-        }
-      }
-    };
-    load_batch(0);  // in flight with the lse loads
-    float m = -INFINITY;
-    for (int s0 = 0; s0 < n; s0 += kBatch) {
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) m = fmaxf(m, s0 + u < n ? lse_row[(s0 + u) * split_stride] : -INFINITY);
+    int const t = g / p.group;
+    h = kv_head * p.group + g % p.group;
+    token = int64_t(b) * p.q_len + t;
+    return ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
+  };
+  {
+    // Everything in one round trip: the partials by cp.async (nothing held in registers), the
+    // lse values by L2 loads, all in flight together; then the merge from shared memory.
+    __shared__ int64_t first_s[kRowsPerCta];
+    if (threadIdx.x < rows_here) {
+      int h;
+      int64_t token;
+      first_s[threadIdx.x] = row_of(threadIdx.x, h, token);
     }
-    m = merge_max_with_sink(m, p.sinks, h);
-    float acc[kVec] = {}, den = 0.f;
-    if (m != -INFINITY) {
-#pragma unroll 1
-      for (int s0 = 0; s0 < n; s0 += kBatch) {
-        if (s0 > 0) load_batch(s0);
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          if (s0 + u < n) merge_add(acc, den, merge_weight(lse_row[(s0 + u) * split_stride], m), x[u]);
-        }
+    __syncthreads();
+    float* lse_s = smem;                                 // [rows_here][n]
+    float* part_s = smem + ((rows_here * n + 3) & ~3);  // [rows_here][n][D], 16-byte aligned
+    int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int r = 0; r < rows_here; ++r) {
+      for (int sp = warp; sp < n; sp += kWarps) {
+        float const* src = p.part_o + (first_s[r] + sp * split_stride) * D;
+        for (int q = lane; q < D / 4; q += 32) cp_async_16(part_s + (r * n + sp) * D + q * 4, src + q * 4, true);
       }
     }
-    MergeEnd const end = merge_end(m, den, p.sinks, h);
-    T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
+    cp_async_commit();
+    constexpr int kLse = 4;  // lse loads in flight per thread per step
+    for (int i0 = 0; i0 < rows_here * n; i0 += kLse * kThreads) {
+      float v[kLse];
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) dst[k] = from_float<T>(acc[k] * end.inv);
-    if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
+      for (int k = 0; k < kLse; ++k) {
+        int const i = i0 + k * kThreads + threadIdx.x;
+        v[k] = i < rows_here * n ? __ldcg(p.part_lse + first_s[i / n] + (i % n) * split_stride) : 0.f;
+      }
+#pragma unroll
+      for (int k = 0; k < kLse; ++k) {
+        int const i = i0 + k * kThreads + threadIdx.x;
+        if (i < rows_here * n) lse_s[i] = v[k];
+      }
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+    for (int unit = threadIdx.x; unit < rows_here * (D / kVec); unit += kThreads) {
+      int const r = unit / (D / kVec), d0 = (unit % (D / kVec)) * kVec;
+      int h;
+      int64_t token;
+      row_of(r, h, token);
+      float const* lse_r = lse_s + r * n;
+      float m = -INFINITY;
+      for (int sp = 0; sp < n; ++sp) m = fmaxf(m, lse_r[sp]);
+      m = merge_max_with_sink(m, p.sinks, h);
+      float acc[kVec] = {}, den = 0.f;
+      if (m != -INFINITY) {
+        for (int sp = 0; sp < n; ++sp) {
+          float4 const v = *reinterpret_cast<float4 const*>(part_s + (r * n + sp) * D + d0);
+          float const x[kVec] = {v.x, v.y, v.z, v.w};
+          merge_add(acc, den, merge_weight(lse_r[sp], m), x);
+        }
+      }
+      MergeEnd const end = merge_end(m, den, p.sinks, h);
+      T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) dst[k] = from_float<T>(acc[k] * end.inv);
+      if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
+    }
   }
 }
 
@@ -728,7 +760,9 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
     }
   }
-  if (!single && p.counters != nullptr) merge_if_last<T, D>(p, kv_head, chunk, b, n, rows_here);
+  if (!single && p.counters != nullptr) {
+    merge_if_last<T, D>(p, kv_head, chunk, b, n, rows_here, reinterpret_cast<float*>(smem_raw));
+  }
   BATON_MARK(0, 6);
 }
 

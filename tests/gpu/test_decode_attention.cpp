@@ -298,7 +298,8 @@ TEST_F(DecodeAttention, GraphCapturedOnceReplaysNewLengthsPagesAndSplits) {
 // The single-launch mode (the last CTA per (request, kv head) merges) gives the same bits as
 // producer + reducer, leaves every counter at 0, and is right across the mode's paths: narrow
 // and wide producers, two row chunks, empty splits, more than 8 and 32 splits, sinks, windows,
-// draft tokens, L = 0, every head_dim and both dtypes.
+// draft tokens, L = 0, every head_dim and both dtypes, and the fallback to two kernels when
+// the partials do not fit a CTA's shared memory.
 TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
   std::vector<AttnShape> shapes;
   {
@@ -323,13 +324,20 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
     shapes.push_back(s);
   }
   {
-    AttnShape s;  // past 8 and 32 splits, head_dim 64, sinks, page 32
+    AttnShape s;  // past 8 and 32 splits (the reducer's tail), sinks, page 32
     s.lens = {6000, 2100};
-    s.head_dim = 64;
     s.page_size = 32;
+    s.max_splits = 48;
+    s.splits = {48, 41};
+    s.sinks = true;
+    shapes.push_back(s);
+  }
+  {
+    AttnShape s;  // 4 rows x 72 splits x head_dim 64 exceed the CTA's shared memory: the host
+    s.lens = {6000, 2100};  // falls back to producer + reducer, counters untouched
+    s.head_dim = 64;
     s.max_splits = 72;
     s.splits = {70, 41};
-    s.sinks = true;
     shapes.push_back(s);
   }
   {
