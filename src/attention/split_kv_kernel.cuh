@@ -46,6 +46,9 @@
 // before the wait; q and this step's keys are read after it. Either way every CTA waits, and
 // CTAs without an item exit after the wait. Triggers after each item's KV loop, before the
 // merge and final stores; merge_splits_kernel follows and waits before reading the scratch.
+// Single launch (p.counters set, merge_if_last): no reducer follows; the counters and the
+// other CTAs' partials are touched only after the wait, and whatever kernel follows waits
+// for this grid's completion, so the early trigger only lets it be scheduled.
 #pragma once
 
 #include <type_traits>
