@@ -163,6 +163,15 @@ void DeviceAttention::poison() {
   if (counters_at_ > 0) CUDA_CHECK(cudaMemset(workspace.get(), 0xFF, counters_at_));  // partials
 }
 
+std::vector<unsigned char> DeviceAttention::output_bytes() const {
+  std::vector<uint16_t> const bits = out.download();
+  std::vector<float> const l = lse.download();
+  std::vector<unsigned char> all(bits.size() * 2 + l.size() * 4);
+  std::memcpy(all.data(), bits.data(), bits.size() * 2);
+  std::memcpy(all.data() + bits.size() * 2, l.data(), l.size() * 4);
+  return all;
+}
+
 std::vector<int32_t> DeviceAttention::counters() const {
   std::vector<unsigned char> const all = workspace.download();
   std::vector<int32_t> c((all.size() - counters_at_) / 4);

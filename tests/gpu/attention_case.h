@@ -50,6 +50,7 @@ struct DeviceAttention {
   ::testing::AssertionResult matches_reference() const;
   std::vector<uint16_t> out_bits() const { return out.download(); }
   std::vector<float> lse_values() const { return lse.download(); }
+  std::vector<unsigned char> output_bytes() const;  // out's bits, then lse's
 
  private:
   AttnShape shape_;

@@ -88,24 +88,20 @@ TEST_F(AttentionRace, EarlyReadsStillWaitForQAndNewKeys) {
   run_early_harness(s);
 }
 
-TEST_F(AttentionRace, ProducerAndReducerWait) {
+AttnShape split_case(bool single_launch) {
   AttnShape s;
   s.lens = {3000, 17, 800, 1};
   s.max_splits = 8;
   s.splits = {8, 1, 3, 2};
   s.sinks = true;
-  run_harness(s);
+  s.single_launch = single_launch;
+  return s;
 }
 
-TEST_F(AttentionRace, SingleLaunchProducerWaits) {
-  AttnShape s;
-  s.lens = {3000, 17, 800, 1};
-  s.max_splits = 8;
-  s.splits = {8, 1, 3, 2};
-  s.sinks = true;
-  s.single_launch = true;
-  run_harness(s);
-}
+TEST_F(AttentionRace, ProducerAndReducerWait) { run_harness(split_case(false)); }
+
+// Single launch: the producer's last CTA merges; its wait still guards every input.
+TEST_F(AttentionRace, SingleLaunchProducerWaits) { run_harness(split_case(true)); }
 
 TEST_F(AttentionRace, SingleSplitProducerWaits) {
   AttnShape s;

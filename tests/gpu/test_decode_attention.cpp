@@ -362,12 +362,7 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
       d.poison();
       EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
       EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-      std::vector<uint16_t> bits = d.out_bits();
-      std::vector<float> lse = d.lse_values();
-      std::vector<unsigned char> all(bits.size() * 2 + lse.size() * 4);
-      std::memcpy(all.data(), bits.data(), bits.size() * 2);
-      std::memcpy(all.data() + bits.size() * 2, lse.data(), lse.size() * 4);
-      return all;
+      return d.output_bytes();
     };
     std::vector<unsigned char> const two = run(false, PdlMode::kOff);
     EXPECT_TRUE(d.matches_reference());
@@ -407,12 +402,7 @@ TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
       EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
       EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     }
-    std::vector<uint16_t> bits = d.out_bits();
-    std::vector<float> lse = d.lse_values();
-    std::vector<unsigned char> all(bits.size() * 2 + lse.size() * 4);
-    std::memcpy(all.data(), bits.data(), bits.size() * 2);
-    std::memcpy(all.data() + bits.size() * 2, lse.data(), lse.size() * 4);
-    return all;
+    return d.output_bytes();
   };
   std::vector<unsigned char> const base = run(PdlMode::kOff, false);
   EXPECT_TRUE(d.matches_reference());
