@@ -144,7 +144,9 @@ int run_attention_bench(BenchOptions const& opt) {
     cudaMalloc(&table_d, table_host.size() * 4);
     cudaMalloc(&splits_d, batch * 4);
     cudaMalloc(&ws, std::max<size_t>(ws_bytes, 16));
-    cudaMemset(ws, 0, std::max<size_t>(ws_bytes, 16));  // once: the single-launch counters
+    int32_t* counters;  // single launch: zeroed once, every call leaves it 0
+    cudaMalloc(&counters, size_t(batch) * kHq * 4);
+    cudaMemset(counters, 0, size_t(batch) * kHq * 4);
     fill_random_bf16<<<64, 256>>>(q, size_t(batch) * kHq * kD, 99);
     cudaMemcpy(lens_d, c.lens.data(), batch * 4, cudaMemcpyHostToDevice);
     cudaMemcpy(table_d, table_host.data(), table_host.size() * 4, cudaMemcpyHostToDevice);
@@ -176,6 +178,7 @@ int run_attention_bench(BenchOptions const& opt) {
         a.lse = TensorView::contiguous(lse, DType::kFloat32, {batch, kHq});
         a.inputs_written_before_chain = early;  // true here: metadata is written before capture
         a.single_launch = single;
+        if (single) a.merge_counters = TensorView::contiguous(counters, DType::kInt32, {int64_t(batch) * kHq});
         Status s = decode_attention(a, {ws, ws_bytes}, {stream, pdl});
         if (!s.is_ok()) std::fprintf(stderr, "decode_attention: %s\n", s.to_string().c_str());
         return s.is_ok();
@@ -199,7 +202,7 @@ int run_attention_bench(BenchOptions const& opt) {
         cudaFree(p.k);
         cudaFree(p.v);
       }
-      for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws}) cudaFree(p);
+      for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
       continue;
     }
     int const calls = 20;
@@ -257,7 +260,7 @@ int run_attention_bench(BenchOptions const& opt) {
       cudaFree(p.k);
       cudaFree(p.v);
     }
-    for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws}) cudaFree(p);
+    for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
   }
   std::printf("\nin-graph per call: 20 calls per graph, each on its own KV pool (rotating), median of 30 replays;\n"
               "cold: single-call graph after a 256 MB overwrite, median of 200; eager: C++ launches.\n"

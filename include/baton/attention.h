@@ -45,21 +45,22 @@ struct DecodeAttentionArgs {
   bool inputs_written_before_chain = false;
   // Single launch (decode-attention.md "Single-launch variant"): no reducer kernel. The last
   // producer CTA to finish for a (request, kv head) merges the splits itself, found by an
-  // atomic counter in the workspace that the same CTA resets to 0. Outputs are the same bit
+  // atomic counter in merge_counters that the same CTA resets to 0. Outputs are the same bit
   // for bit as the two-kernel path. Used when a CTA's rows of partials fit its shared memory
   // (min(group * q_len, 16) * max_splits * (head_dim + 1) floats in 56 / 106 / 206 KB at
   // head_dim 64 / 128 / 256: max_splits <= 52 at 4 rows and head_dim 128); otherwise the call
-  // silently takes the two-kernel path (same results). The counters must be 0 before the first such call: zero
-  // the workspace once after allocating it (cudaMemsetAsync(ws.data, 0, ws.bytes, stream)).
-  // Every call leaves them 0 again; a workspace not zeroed gives wrong results, and two
-  // calls in flight at once must not share one workspace.
+  // takes the two-kernel path (same results, counters untouched).
   bool single_launch = false;
+  // With single_launch: [>= batch_size * q_len * num_q_heads] int32, all 0 before the first
+  // call (allocate it zeroed once, for the largest batch); every call leaves it 0, so one
+  // buffer serves calls of any shape. Separate from the workspace, which partial results of
+  // any shape overwrite. Two calls in flight at once must not share it.
+  TensorView merge_counters;
 };
 
 // Scratch for partial results of requests that use more than one split (0 when max_splits
 // is 1): rows = batch_size * max_splits * q_len * num_q_heads; rows * head_dim floats of
-// partial outputs, then rows floats of partial lse rounded up to 16 bytes, then the
-// single-launch counters, batch_size * q_len * num_q_heads int32 rounded up to 16 bytes.
+// partial outputs, then rows floats of partial lse rounded up to 16 bytes.
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
                                         int max_splits);
 

@@ -95,12 +95,6 @@ Status launch_dtype(AttentionParams const& p, int head_dim, LaunchOptions const&
   return Status::unsupported("decode_attention: head_dim " + std::to_string(head_dim) + " is not compiled");
 }
 
-// Single-launch counters: one per (request, kv head, row chunk), at most batch * q_len *
-// num_q_heads (kv heads x row chunks <= num_q_heads x q_len).
-size_t counter_bytes(int batch_size, int q_len, int num_q_heads) {
-  return (size_t(batch_size) * q_len * num_q_heads * sizeof(int32_t) + 15) / 16 * 16;
-}
-
 }  // namespace
 
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim, int max_splits) {
@@ -108,7 +102,7 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
   size_t const rows = size_t(batch_size) * max_splits * q_len * num_q_heads;
   size_t const o_bytes = rows * head_dim * sizeof(float);
   size_t const lse_bytes = (rows * sizeof(float) + 15) / 16 * 16;
-  return o_bytes + lse_bytes + counter_bytes(batch_size, q_len, num_q_heads);
+  return o_bytes + lse_bytes;
 }
 
 Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
@@ -178,7 +172,7 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
     size_t const lse_at = rows * s.head_dim * sizeof(float);
     p.part_o = reinterpret_cast<float*>(base);
     p.part_lse = reinterpret_cast<float*>(base + lse_at);
-    if (a.single_launch) p.counters = reinterpret_cast<int*>(base + lse_at + (rows * sizeof(float) + 15) / 16 * 16);
+    if (a.single_launch) p.counters = static_cast<int*>(a.merge_counters.data);
   }
   return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, options)
                                         : launch_dtype<__half>(p, s.head_dim, options);

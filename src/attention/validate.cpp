@@ -118,6 +118,14 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
     BATON_RETURN_IF_ERROR(c.dim(a.lse, "lse", 1, num_q_heads, "num_q_heads"));
     BATON_RETURN_IF_ERROR(c.unit_stride(a.lse, "lse", 1));
   }
+  if (a.single_launch) {  // one int32 per (token, query head) bounds the (request, kv head, row chunk) groups
+    BATON_RETURN_IF_ERROR(c.tensor(a.merge_counters, "merge_counters (needed by single_launch)", 1, {DType::kInt32}));
+    BATON_RETURN_IF_ERROR(c.unit_stride(a.merge_counters, "merge_counters", 0));
+    if (a.merge_counters.shape[0] < num_tokens * num_q_heads) {
+      return c.fail("merge_counters has " + str(a.merge_counters.shape[0]) + " elements, fewer than batch_size * q_len * num_q_heads = " +
+                    str(num_tokens * num_q_heads));
+    }
+  }
   int64_t const row_chunks = (int64_t(group) * a.q_len + 15) / 16;
   if (num_kv_heads * row_chunks > 65535) return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
   *shape = {static_cast<int>(batch), a.q_len, num_q_heads, num_kv_heads, head_dim, page_size};

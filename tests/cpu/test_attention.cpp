@@ -74,11 +74,9 @@ TEST(AttentionReference, WindowAndCausalDraftTokens) {
 TEST(AttentionWorkspace, SizeFollowsMaxSplits) {
   EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 1), 0u);
   size_t const rows = 4 * 8 * 1 * 32;
-  size_t const counters = 4 * 1 * 32 * 4;  // single launch: one int32 per (request, q head) at most
-  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 8), rows * 128 * 4 + rows * 4 + counters);
-  // Each part rounds up to 16 bytes: 3 rows of lse (12 -> 16), 3 counters (12 -> 16).
-  EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 1), 0u);
-  EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 2), 6 * 64 * 4 + 32 + 16);
+  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 8), rows * 128 * 4 + rows * 4);
+  // The lse part rounds up to 16 bytes: 6 rows of lse (24 -> 32).
+  EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 2), 6 * 64 * 4 + 32);
 }
 
 void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x100000 * i); }
@@ -168,6 +166,20 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
          a.v_cache.shape[0] = 0;
        },
        StatusCode::kInvalidArgument, {"k_cache has no pages"}},
+      {"single launch without counters", [](auto& a) { a.single_launch = true; }, StatusCode::kInvalidArgument,
+       {"merge_counters"}},
+      {"single launch, counters too short",
+       [](auto& a) {
+         a.single_launch = true;
+         a.merge_counters = TensorView::contiguous(fake(7), DType::kInt32, {127});
+       },
+       StatusCode::kInvalidArgument, {"merge_counters has 127 elements", "128"}},
+      {"single launch, counters not int32",
+       [](auto& a) {
+         a.single_launch = true;
+         a.merge_counters = TensorView::contiguous(fake(7), DType::kFloat32, {128});
+       },
+       StatusCode::kInvalidArgument, {"merge_counters"}},
   };
   for (Case const& c : cases) {
     SCOPED_TRACE(c.name);

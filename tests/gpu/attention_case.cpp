@@ -107,9 +107,8 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   out.resize(tokens * s.num_q_heads * D);
   lse.resize(tokens * s.num_q_heads);
   workspace.resize(std::max<size_t>(1, decode_attention_workspace_bytes(batch, s.q_len, s.num_q_heads, D, s.max_splits)));
-  workspace.poison(0x00);  // zeroed once after allocation (the single-launch counters)
-  size_t const part_rows = size_t(batch) * s.max_splits * s.q_len * s.num_q_heads;
-  counters_at_ = s.max_splits > 1 ? part_rows * D * 4 + (part_rows * 4 + 15) / 16 * 16 : workspace.bytes();
+  merge_counters.resize(size_t(int64_t(batch) * s.q_len) * s.num_q_heads);
+  merge_counters.poison(0x00);  // zeroed once after allocation
 
   DecodeAttentionArgs& a = args;
   a.q = TensorView::contiguous(q.get(), s.dtype, {tokens, s.num_q_heads, D});
@@ -127,6 +126,7 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   a.max_splits = s.max_splits;
   a.inputs_written_before_chain = s.early;
   a.single_launch = s.single_launch;
+  if (s.single_launch) a.merge_counters = TensorView::contiguous(merge_counters.get(), DType::kInt32, {int64_t(merge_counters.size())});
   a.q_len = s.q_len;
   a.window_left = s.window_left;
   a.softcap = s.softcap;
@@ -160,7 +160,7 @@ void DeviceAttention::reshuffle(std::vector<int> const& lens, std::vector<int> c
 void DeviceAttention::poison() {
   out.poison(0xFF);  // NaN in bf16 and fp16
   lse.poison(0xFF);
-  if (counters_at_ > 0) CUDA_CHECK(cudaMemset(workspace.get(), 0xFF, counters_at_));  // partials
+  workspace.poison(0xFF);
 }
 
 std::vector<unsigned char> DeviceAttention::output_bytes() const {
@@ -170,13 +170,6 @@ std::vector<unsigned char> DeviceAttention::output_bytes() const {
   std::memcpy(all.data(), bits.data(), bits.size() * 2);
   std::memcpy(all.data() + bits.size() * 2, l.data(), l.size() * 4);
   return all;
-}
-
-std::vector<int32_t> DeviceAttention::counters() const {
-  std::vector<unsigned char> const all = workspace.download();
-  std::vector<int32_t> c((all.size() - counters_at_) / 4);
-  std::memcpy(c.data(), all.data() + counters_at_, c.size() * 4);
-  return c;
 }
 
 ::testing::AssertionResult DeviceAttention::matches_reference() const {

@@ -24,7 +24,7 @@ struct AttnShape {
   bool sinks = false, alibi = false;
   float sink_bias = 0;             // added to every sink logit (random in [-2, 4))
   bool early = false;              // DecodeAttentionArgs::inputs_written_before_chain
-  bool single_launch = false;      // DecodeAttentionArgs::single_launch (workspace counters zeroed)
+  bool single_launch = false;      // DecodeAttentionArgs::single_launch (merge_counters zeroed once)
   uint64_t seed = 1;
 };
 
@@ -34,16 +34,16 @@ struct DeviceAttention {
   DeviceBuffer<int32_t> seqlens, page_table, splits;
   DeviceBuffer<float> lse, sinks, alibi;
   DeviceBuffer<unsigned char> workspace;
+  DeviceBuffer<int32_t> merge_counters;  // single launch
   DecodeAttentionArgs args;
 
   explicit DeviceAttention(AttnShape const& s);
   Workspace ws() { return {workspace.get(), workspace.size()}; }
-  // Poisons out, lse and the workspace's partials; single launch keeps the counters as the
-  // last call left them (0), as a caller's workspace would be.
+  // Poisons out, lse and the workspace; the single-launch counters stay as the last call
+  // left them (0), as a caller's would.
   void poison();
-  // The single-launch counters (a suffix of the workspace), as the last call left them.
-  std::vector<int32_t> counters() const;
-  size_t partial_bytes() const { return counters_at_; }  // the workspace before the counters
+  // The single-launch counters, as the last call left them.
+  std::vector<int32_t> counters() const { return merge_counters.download(); }
   // Uploads new lengths (same batch), a fresh page assignment and new split counts.
   void reshuffle(std::vector<int> const& lens, std::vector<int> const& splits, uint64_t seed);
   // The op's outputs against the fp64 reference: |err| <= 2 * |naive err| + atol, NaN/inf exact.
@@ -55,7 +55,6 @@ struct DeviceAttention {
  private:
   AttnShape shape_;
   int64_t pool_pages_ = 0;
-  size_t counters_at_ = 0;  // byte offset of the counters in the workspace
   void fill_pages(uint64_t seed);
 };
 

@@ -38,9 +38,9 @@ void run_harness(AttnShape const& s) {
               {d.seqlens.get(), src_lens.get(), src_lens.bytes(), 0x00},   // empty requests
               {d.page_table.get(), src_pt.get(), src_pt.bytes(), 0x00}};   // every page 0
   if (d.splits.size()) h.inputs.push_back({d.splits.get(), src_splits.get(), src_splits.bytes(), 0x00});
-  // The partials are poisoned; single launch's counters stay as the last call left them (0).
+  // The workspace is poisoned too; single launch's counters stay as the last call left them (0).
   h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF},
-               {d.workspace.get(), d.partial_bytes(), 0xFF}};
+               {d.workspace.get(), d.workspace.bytes(), 0xFF}};
   h.consumer = [&](cudaStream_t stream) { return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn}); };
   h.check = [&] { return d.matches_reference(); };
   EXPECT_TRUE(h.run());

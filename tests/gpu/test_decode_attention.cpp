@@ -255,6 +255,34 @@ TEST_F(DecodeAttention, SeededSweep) {
   }
 }
 
+// One workspace and one counter buffer shared by calls of different shapes (decode batches
+// change every step): a larger call's partials must not disturb a smaller call's counters.
+TEST_F(DecodeAttention, SingleLaunchCountersSurviveShapeChanges) {
+  AttnShape big;
+  big.lens = {3000, 900, 2000, 64};
+  big.max_splits = 8;
+  big.splits = {8, 3, 8, 1};
+  big.single_launch = true;
+  AttnShape small = big;
+  small.lens = {1500, 700};
+  small.splits = {8, 5};
+  small.seed = 2;
+  DeviceAttention b(big), s(small);
+  s.args.merge_counters = b.args.merge_counters;  // big's buffers serve both
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    b.poison();
+    BATON_ASSERT_OK(decode_attention(b.args, b.ws(), {nullptr, PdlMode::kOn}));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(b.matches_reference());
+    s.poison();
+    BATON_ASSERT_OK(decode_attention(s.args, b.ws(), {nullptr, PdlMode::kOn}));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(s.matches_reference());
+  }
+  for (int32_t c : b.counters()) ASSERT_EQ(c, 0) << "a single-launch counter was not reset";
+}
+
 // ---- graphs and bitwise equality -----------------------------------------------------------
 
 TEST_F(DecodeAttention, GraphCapturedOnceReplaysNewLengthsPagesAndSplits) {
@@ -359,6 +387,8 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
     DeviceAttention d(shapes[i]);
     auto run = [&](bool single, PdlMode pdl) {
       d.args.single_launch = single;
+      d.args.merge_counters =
+          TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())});
       d.poison();
       EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
       EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
