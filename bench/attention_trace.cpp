@@ -18,6 +18,7 @@ namespace {
 constexpr char const* kProducerMarks[trace::kSlots] = {"entry", "waited", "items", "q+ids", "tile0",
                                                         "kv loop", "stored", "exit"};
 constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit", "", "", "", ""};
+constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged", "", "", "", ""};
 
 // Per mark: min / median / max over the CTAs that wrote it, in us after t0.
 void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0) {
@@ -42,7 +43,7 @@ bool trace_supported() { return true; }
 
 bool trace_clear() { return trace::read(nullptr, true); }
 
-void trace_print(char const* what) {
+void trace_print(char const* what, bool single) {
   std::vector<unsigned long long> table(trace::kEntries);
   if (!trace::read(table.data(), true)) {
     std::printf("%s: trace read failed\n", what);
@@ -61,12 +62,12 @@ void trace_print(char const* what) {
   }
   std::printf("%s (us after the first producer CTA's wait; min/median/max over CTAs):\n", what);
   print_kernel("producer", kProducerMarks, prod, t0);
-  print_kernel("reducer", kReducerMarks, red, t0);
+  print_kernel(single ? "last CTA" : "reducer", single ? kLastCtaMarks : kReducerMarks, red, t0);
 }
 #else
 bool trace_supported() { return false; }
 bool trace_clear() { return false; }
-void trace_print(char const*) {}
+void trace_print(char const*, bool) {}
 #endif
 
 }  // namespace baton::bench

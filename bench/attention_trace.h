@@ -5,6 +5,8 @@ namespace baton::bench {
 
 bool trace_supported();           // false unless built with -DBATON_TRACE=ON
 bool trace_clear();               // zero the device table
-void trace_print(char const* what);  // summary of the table's marks (then zeroes it)
+// Summary of the table's marks (then zeroes it); single: the merge marks are the single-launch
+// producer's last CTAs (counted in, partials loaded, merged), not a reducer kernel's.
+void trace_print(char const* what, bool single = false);
 
 }  // namespace baton::bench

@@ -163,6 +163,7 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
   }
   __syncthreads();
   if (!last_s) return;
+  BATON_MARK(1, 1);  // trace: the merge's kernel-1 slots, written by the last CTA only
   int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
   auto row_of = [&](int r, int& h, int64_t& token) {  // -> offset of split 0 in the scratch rows
     int const g = chunk * kRowsPerCta + r;
@@ -207,6 +208,7 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
     }
     cp_async_wait<0>();
     __syncthreads();
+    BATON_MARK(1, 2);
     for (int unit = threadIdx.x; unit < rows_here * (D / kVec); unit += kThreads) {
       int const r = unit / (D / kVec), d0 = (unit % (D / kVec)) * kVec;
       int h;
@@ -231,6 +233,7 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
       if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
     }
   }
+  BATON_MARK(1, 3);
 }
 
 // One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
@@ -763,10 +766,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
     }
   }
+  BATON_MARK(0, 6);
   if (!single && p.counters != nullptr) {
     merge_if_last<T, D>(p, kv_head, chunk, b, n, rows_here, reinterpret_cast<float*>(smem_raw));
   }
-  BATON_MARK(0, 6);
 }
 
 // Producer CTAs: grid (num_kv_heads * row_chunks, G), G = min(batch * max_splits,
