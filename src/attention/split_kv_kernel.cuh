@@ -133,8 +133,9 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
 // (request b, kv head, row chunk), it counts itself in; the last of the n to arrive merges
 // all n partials of its rows (split_merge.cuh, same bits as merge_splits_kernel) and resets
 // the counter to 0 for the next call. Release / acquire: the CTA barrier orders every
-// thread's partial stores before thread 0's fence and atomic; the last CTA's fence orders the
-// other CTAs' partials before its reads (the CTA barrier carries it to every thread). The rows'
+// thread's partial stores before thread 0's atomic (acq_rel, gpu scope: cumulative release);
+// its acquire orders the other CTAs' partials before the reads, and the second CTA barrier
+// carries that to every thread (the pattern of CUTLASS's semaphores). The rows'
 // partials and lse values (rows x n x (D + 1) floats) arrive in shared memory in one round
 // trip (cp.async and loads from L2, nothing held in registers), and a thread per (row, 4 dims)
 // merges from there. The host uses this mode only when they fit (single_launch_fits: max_splits
@@ -153,12 +154,12 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
   __syncthreads();  // every partial of this CTA is stored
   if (threadIdx.x == 0) {
     int* counter = p.counters + (int64_t(b) * p.num_kv_heads + kv_head) * p.row_chunks + chunk;
-    __threadfence();  // release: this CTA's partials before its arrival
-    bool const last = atomicAdd(counter, 1) == n - 1;
-    if (last) {
-      __threadfence();  // acquire: the other splits' partials before the reads below
-      *reinterpret_cast<int volatile*>(counter) = 0;  // every split has arrived: reset for the next call
-    }
+    // Release (this CTA's partials, ordered before by the barrier) and acquire (the other
+    // splits' partials, for the reads below) in one atomic, with no separate fence.
+    int arrived;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], 1;" : "=r"(arrived) : "l"(counter) : "memory");
+    bool const last = arrived == n - 1;
+    if (last) *reinterpret_cast<int volatile*>(counter) = 0;  // every split has arrived: reset for the next call
     last_s = last;
   }
   __syncthreads();
@@ -216,10 +217,12 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
       row_of(r, h, token);
       float const* lse_r = lse_s + r * n;
       float m = -INFINITY;
+#pragma unroll 1
       for (int sp = 0; sp < n; ++sp) m = fmaxf(m, lse_r[sp]);
       m = merge_max_with_sink(m, p.sinks, h);
       float acc[kVec] = {}, den = 0.f;
       if (m != -INFINITY) {
+#pragma unroll 1  // small code: this runs once per group, from a cold instruction cache
         for (int sp = 0; sp < n; ++sp) {
           float4 const v = *reinterpret_cast<float4 const*>(part_s + (r * n + sp) * D + d0);
           float const x[kVec] = {v.x, v.y, v.z, v.w};
