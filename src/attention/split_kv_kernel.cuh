@@ -217,12 +217,10 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
       row_of(r, h, token);
       float const* lse_r = lse_s + r * n;
       float m = -INFINITY;
-#pragma unroll 1
       for (int sp = 0; sp < n; ++sp) m = fmaxf(m, lse_r[sp]);
       m = merge_max_with_sink(m, p.sinks, h);
       float acc[kVec] = {}, den = 0.f;
       if (m != -INFINITY) {
-#pragma unroll 1  // small code: this runs once per group, from a cold instruction cache
         for (int sp = 0; sp < n; ++sp) {
           float4 const v = *reinterpret_cast<float4 const*>(part_s + (r * n + sp) * D + d0);
           float const x[kVec] = {v.x, v.y, v.z, v.w};
