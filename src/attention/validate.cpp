@@ -89,6 +89,12 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   BATON_RETURN_IF_ERROR(c.dim(a.page_table, "page_table", 0, batch, "batch_size"));
   BATON_RETURN_IF_ERROR(c.unit_stride(a.page_table, "page_table", 1));
   if (a.page_table.shape[1] < 1) return c.fail("page_table has no columns (" + a.page_table.describe() + ")");
+  // Key positions and tile counts are int32 in the kernel: a request holds at most
+  // page_table columns x page_size keys, which must stay below 2^31 - 16.
+  if (a.page_table.shape[1] * page_size > int64_t(INT32_MAX) - 16) {
+    return c.fail("page_table columns " + str(a.page_table.shape[1]) + " x page_size " + str(page_size) +
+                  " exceeds 2^31 - 17 keys per request");
+  }
   if (a.num_kv_splits.defined()) {
     BATON_RETURN_IF_ERROR(c.tensor(a.num_kv_splits, "num_kv_splits", 1, {DType::kInt32}));
     BATON_RETURN_IF_ERROR(c.dim(a.num_kv_splits, "num_kv_splits", 0, batch, "batch_size"));

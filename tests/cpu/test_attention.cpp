@@ -166,6 +166,8 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
          a.v_cache.shape[0] = 0;
        },
        StatusCode::kInvalidArgument, {"k_cache has no pages"}},
+      {"keys per request past int32", [](auto& a) { a.page_table.shape[1] = int64_t(1) << 25; }, StatusCode::kInvalidArgument,
+       {"page_table columns 33554432 x page_size 64", "2^31 - 17"}},
       {"single launch without counters", [](auto& a) { a.single_launch = true; }, StatusCode::kInvalidArgument,
        {"merge_counters"}},
       {"single launch, counters too short",
