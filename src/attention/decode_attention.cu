@@ -84,9 +84,7 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   BATON_RETURN_IF_ERROR(get_device_info(&info));
   p.reducer_early_trigger = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
-  constexpr int kMergeThreads = attention::kMergeThreadsFor<D>;  // rows of head_dim threads per CTA
-  constexpr int kMergeRows = kMergeThreads / D;
-  detail::LaunchConfig merge{dim3(static_cast<unsigned>((rows + kMergeRows - 1) / kMergeRows)), dim3(kMergeThreads)};
+  detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
   return detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p);
 }
 

@@ -36,25 +36,15 @@
 
 namespace baton::attention {
 
-#ifndef BATON_MERGE_THREADS
-#define BATON_MERGE_THREADS 512  // experiments only: 0 = one row per CTA (head_dim threads)
-#endif
-// Threads per reducer CTA: several rows per CTA, so a large grid launches fewer CTAs.
-template <int D>
-constexpr int kMergeThreadsFor = BATON_MERGE_THREADS > D ? BATON_MERGE_THREADS : D;
-
 template <class T, int D, bool kWait = true>
-__global__ void __launch_bounds__(kMergeThreadsFor<D>)
+__global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
   constexpr int kSpec = 32;   // splits summed from registers (one per lane's lse)
   constexpr int kEarly = 8;   // of which loaded with the split count, before n is known
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   BATON_MARK(1, 0);
-  constexpr int kMergeRows = kMergeThreadsFor<D> / D;
-  int const d = threadIdx.x % D, lane = threadIdx.x % 32;
-  // (token, head): kMergeRows rows per CTA, head_dim threads each, independent.
-  int64_t const row = int64_t(blockIdx.x) * kMergeRows + threadIdx.x / D;
-  int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
+  int const d = threadIdx.x, lane = threadIdx.x % 32;
+  int64_t const row = blockIdx.x;  // (token, head)
   int64_t const token = row / p.num_q_heads;
   int const h = static_cast<int>(row % p.num_q_heads);
   int const b = static_cast<int>(token / p.q_len), t = static_cast<int>(token % p.q_len);
@@ -70,7 +60,6 @@ __global__ void __launch_bounds__(kMergeThreadsFor<D>)
   // at exit, or those waiting CTAs would hold the SMs its later CTAs need (mix64..16K: 103.6
   // us with the early trigger, 93.9 at exit, 99.8 with PDL off).
   if (p.reducer_early_trigger) allow_next_grid();
-  if (row >= rows) return;  // past the last row (whole warps: head_dim is a multiple of 32)
   BATON_MARK(1, 1);
 
   // One round trip: the split count, lse of split `lane` and dim d of the first kSpec splits.
