@@ -79,10 +79,11 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   if (p.max_splits == 1 || p.counters != nullptr) return Status::ok();
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
-  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early (merge_splits_kernel.cuh).
+  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
+  // split count is known; larger ones do neither (merge_splits_kernel.cuh).
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
-  p.reducer_early_trigger = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
+  p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
   detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
   return detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p);

@@ -17,10 +17,12 @@
 // before this layout: a warp per row with float4 loads needs 4x the registers per split in
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
 // Bytes: n * (head_dim + 1) floats read and head_dim outputs written per row.
-// Latency: after the wait, num_kv_splits[b], the lse values and the partial outputs of the
-// first kEarly (8) splits are loaded together -- bounded by max_splits, not by n, which is
-// not known yet; values past n are discarded -- so n <= 8 costs one round trip, n <= 32 two
-// (speculating on all 32 reads 32x the needed bytes when n = 4 of max_splits = 33).
+// Latency: in a small grid (at most 2 CTAs per SM), after the wait, num_kv_splits[b], the
+// lse values and the partial outputs of the first kEarly (8) splits are loaded together --
+// bounded by max_splits, not by n, which is not known yet; values past n are discarded -- so
+// n <= 8 costs one round trip, n <= 32 two (speculating on all 32 reads 32x the needed bytes
+// when n = 4 of max_splits = 33). A large grid loads the split count first: its rows of
+// one-split requests then read 4 bytes, not 8 splits of stale scratch.
 // Determinism: the order of every sum depends only on n, so padding of the split plan
 // (a larger max_splits) and PDL on/off give the same bits.
 //
@@ -56,20 +58,33 @@ __global__ void __launch_bounds__(D)
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
   // Next: the following layer's kernels (they wait for this grid's completion). A small grid
   // triggers right after the wait, so the next kernel's launch overlaps the merge; a grid
-  // larger than fits beside the next producer's CTAs (p.reducer_early_trigger false) triggers
+  // larger than fits beside the next producer's CTAs (p.reducer_small_grid false) triggers
   // at exit, or those waiting CTAs would hold the SMs its later CTAs need (mix64..16K: 103.6
   // us with the early trigger, 93.9 at exit, 99.8 with PDL off).
-  if (p.reducer_early_trigger) allow_next_grid();
+  if (p.reducer_small_grid) allow_next_grid();
   BATON_MARK(1, 1);
 
-  // One round trip: the split count, lse of split `lane` and dim d of the first kSpec splits.
+  // A small grid (latency-bound): one round trip for the split count, lse of split `lane`
+  // and dim d of the first kEarly splits, loaded before n is known. A large grid
+  // (bandwidth-bound): the split count first, so that rows of one-split requests read
+  // nothing more (128x2K: 4096 rows x 8 speculative splits were 17 MB of stale scratch).
+#if defined(BATON_REDUCER_ALWAYS_SPECULATE)  // experiments only: the previous behaviour
+  bool const speculate = true;
+#else
+  bool const speculate = p.reducer_small_grid != 0;
+#endif
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
-  float const lse_lane = lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
+  float lse_lane = speculate && lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
   float x[kSpec];
 #pragma unroll
-  for (int u = 0; u < kEarly; ++u) x[u] = u < p.max_splits ? o_row[u * o_stride] : 0.f;
+  for (int u = 0; u < kEarly; ++u) x[u] = speculate && u < p.max_splits ? o_row[u * o_stride] : 0.f;
   int const n = clamp_splits(p, n_raw);
   if (n == 1) return;  // written by the producer
+  if (!speculate) {
+    lse_lane = lane < n ? lse_row[lane * split_stride] : -INFINITY;
+#pragma unroll
+    for (int u = 0; u < kEarly; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;
+  }
 #pragma unroll
   for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;  // in flight together
 
