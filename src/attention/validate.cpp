@@ -91,7 +91,7 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   if (a.page_table.shape[1] < 1) return c.fail("page_table has no columns (" + a.page_table.describe() + ")");
   // Key positions and tile counts are int32 in the kernel: a request holds at most
   // page_table columns x page_size keys, which must stay below 2^31 - 16.
-  if (a.page_table.shape[1] * page_size > int64_t(INT32_MAX) - 16) {
+  if (a.page_table.shape[1] > (int64_t(INT32_MAX) - 16) / page_size) {  // no overflow for any width
     return c.fail("page_table columns " + str(a.page_table.shape[1]) + " x page_size " + str(page_size) +
                   " exceeds 2^31 - 17 keys per request");
   }
@@ -127,6 +127,9 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   if (a.single_launch) {  // one int32 per (token, query head) bounds the (request, kv head, row chunk) groups
     BATON_RETURN_IF_ERROR(c.tensor(a.merge_counters, "merge_counters (needed by single_launch)", 1, {DType::kInt32}));
     BATON_RETURN_IF_ERROR(c.unit_stride(a.merge_counters, "merge_counters", 0));
+    if ((reinterpret_cast<uintptr_t>(a.merge_counters.data) & 3) != 0) {
+      return c.fail("merge_counters is not 4-byte aligned");
+    }
     if (a.merge_counters.shape[0] < num_tokens * num_q_heads) {
       return c.fail("merge_counters has " + str(a.merge_counters.shape[0]) + " elements, fewer than batch_size * q_len * num_q_heads = " +
                     str(num_tokens * num_q_heads));
@@ -147,6 +150,14 @@ Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s,
                                     str(a.max_splits));
   }
   if (!aligned16(ws.data)) return Status::invalid_argument("decode_attention: workspace is not 16-byte aligned");
+  if (a.single_launch && a.merge_counters.defined()) {  // the partials would overwrite the counters
+    uintptr_t const w0 = reinterpret_cast<uintptr_t>(ws.data), w1 = w0 + need;
+    uintptr_t const c0 = reinterpret_cast<uintptr_t>(a.merge_counters.data);
+    uintptr_t const c1 = c0 + static_cast<uintptr_t>(a.merge_counters.shape[0]) * sizeof(int32_t);
+    if (c0 < w1 && w0 < c1) {
+      return Status::invalid_argument("decode_attention: merge_counters overlaps the workspace's partial results");
+    }
+  }
   return Status::ok();
 }
 

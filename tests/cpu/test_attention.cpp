@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "attention/validate.h"
 #include "baton/attention.h"
 #include "reference/attention_ref.h"
 
@@ -168,6 +169,16 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
        StatusCode::kInvalidArgument, {"k_cache has no pages"}},
       {"keys per request past int32", [](auto& a) { a.page_table.shape[1] = int64_t(1) << 25; }, StatusCode::kInvalidArgument,
        {"page_table columns 33554432 x page_size 64", "2^31 - 17"}},
+      {"keys per request: first width past the bound", [](auto& a) { a.page_table.shape[1] = (INT32_MAX - 16) / 64 + 1; },
+       StatusCode::kInvalidArgument, {"page_table columns 33554432"}},
+      {"page table width that would overflow int64", [](auto& a) { a.page_table.shape[1] = int64_t(1) << 60; },
+       StatusCode::kInvalidArgument, {"page_table"}},
+      {"single launch, counters misaligned",
+       [](auto& a) {
+         a.single_launch = true;
+         a.merge_counters = TensorView::contiguous(reinterpret_cast<char*>(fake(7)) + 2, DType::kInt32, {128});
+       },
+       StatusCode::kInvalidArgument, {"merge_counters is not 4-byte aligned"}},
       {"single launch without counters", [](auto& a) { a.single_launch = true; }, StatusCode::kInvalidArgument,
        {"merge_counters"}},
       {"single launch, counters too short",
@@ -212,6 +223,22 @@ TEST(AttentionValidation, WorkspaceTooSmall) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("workspace of " + std::to_string(need - 16) + " bytes is too small"), std::string::npos)
       << s.message();
+}
+
+TEST(AttentionValidation, MergeCountersMustNotOverlapTheWorkspace) {
+  DecodeAttentionArgs a = valid_args();
+  a.max_splits = 8;
+  a.single_launch = true;
+  size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
+  a.merge_counters = TensorView::contiguous(reinterpret_cast<char*>(fake(9)) + need - 16, DType::kInt32, {128});
+  Status s = decode_attention(a, {fake(9), need});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("merge_counters overlaps the workspace"), std::string::npos) << s.message();
+  a.merge_counters = TensorView::contiguous(reinterpret_cast<char*>(fake(9)) + need, DType::kInt32, {128});
+  attention::AttentionShape shape;  // adjacent, not overlapping: accepted (validation only, no launch)
+  ASSERT_TRUE(attention::validate(a, &shape).is_ok());
+  s = attention::validate_workspace(a, shape, {fake(9), need});
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
 }
 
 TEST(AttentionWavePlan, BadArgumentsAreNamedBeforeAnyCudaCall) {
