@@ -54,7 +54,8 @@ struct DecodeAttentionArgs {
   // With single_launch: [>= batch_size * q_len * num_q_heads] int32, all 0 before the first
   // call (allocate it zeroed once, for the largest batch); every call leaves it 0, so one
   // buffer serves calls of any shape. Separate from the workspace, which partial results of
-  // any shape overwrite. Two calls in flight at once must not share it.
+  // any shape overwrite (an overlap is rejected). 4-byte aligned. Two calls in flight at
+  // once must not share it.
   TensorView merge_counters;
 };
 
