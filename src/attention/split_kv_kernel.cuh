@@ -77,36 +77,37 @@ struct MmaSmem {
   static constexpr size_t kBytes = kQBytes + (kKvBytes > kMergeBytes ? kKvBytes : kMergeBytes);
 };
 
+// D[16 x 8] += A[16 x 16] . B[16 x 8] in fp32 (AB: the PTX type of A and B).
+#define BATON_MMA_M16N8K16(AB, d, a, b0, b1)                                                          \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." AB "." AB ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
+               "{%8,%9}, {%0,%1,%2,%3};"                                                              \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                        \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
+// The tensor-core op and the float -> 2 x T packing for T = bf16 or fp16.
 template <class T>
-struct MmaOp;
-template <>
-struct MmaOp<__nv_bfloat16> {
+struct MmaOp {
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "bf16 or fp16");
   static __device__ __forceinline__ void run(float (&d)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      BATON_MMA_M16N8K16("bf16", d, a, b0, b1);
+    } else {
+      BATON_MMA_M16N8K16("f16", d, a, b0, b1);
+    }
   }
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
+    uint32_t bits;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      __nv_bfloat162 const v = __floats2bfloat162_rn(lo, hi);
+      memcpy(&bits, &v, sizeof(bits));
+    } else {
+      __half2 const v = __floats2half2_rn(lo, hi);
+      memcpy(&bits, &v, sizeof(bits));
+    }
+    return bits;
   }
 };
-template <>
-struct MmaOp<__half> {
-  static __device__ __forceinline__ void run(float (&d)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-};
+#undef BATON_MMA_M16N8K16
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], void const* smem) {
   unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
