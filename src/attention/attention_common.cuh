@@ -77,6 +77,22 @@ __device__ __forceinline__ KeyRange split_range(AttentionParams const& p, int64_
   return {begin, end};
 }
 
+// Packed query row r (= t * group + g) of (kv head, row chunk) of request b: its draft token
+// t, query head h and output token.
+struct PackedRow {
+  int t, h;
+  int64_t token;
+};
+__device__ __forceinline__ PackedRow packed_row(AttentionParams const& p, int b, int kv_head, int chunk, int r) {
+  int const g = chunk * kRowsPerCta + r;
+  int const t = g / p.group;
+  return {t, kv_head * p.group + g % p.group, int64_t(b) * p.q_len + t};
+}
+// Row of (request b, split, token t, head h) in the scratch: [batch, max_splits, q_len, num_q_heads].
+__device__ __forceinline__ int64_t scratch_row(AttentionParams const& p, int b, int split, int t, int h) {
+  return ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
+}
+
 template <class T>
 __device__ __forceinline__ T from_float(float f);
 template <>

@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(D)
   int const h = static_cast<int>(row % p.num_q_heads);
   int const b = static_cast<int>(token / p.q_len), t = static_cast<int>(token % p.q_len);
   int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
-  int64_t const first = ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
+  int64_t const first = scratch_row(p, b, 0, t, h);
   float const* lse_row = p.part_lse + first;
   float const* o_row = p.part_o + first * D + d;
   int64_t const o_stride = split_stride * D;

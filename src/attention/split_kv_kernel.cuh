@@ -167,73 +167,61 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
   if (!last_s) return;
   BATON_MARK(1, 1);  // trace: the merge's kernel-1 slots, written by the last CTA only
   int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
-  auto row_of = [&](int r, int& h, int64_t& token) {  // -> offset of split 0 in the scratch rows
-    int const g = chunk * kRowsPerCta + r;
-    int const t = g / p.group;
-    h = kv_head * p.group + g % p.group;
-    token = int64_t(b) * p.q_len + t;
-    return ((int64_t(b) * p.max_splits) * p.q_len + t) * p.num_q_heads + h;
-  };
-  {
-    // Everything in one round trip: the partials by cp.async (nothing held in registers), the
-    // lse values by L2 loads, all in flight together; then the merge from shared memory.
-    __shared__ int64_t first_s[kRowsPerCta];
-    if (threadIdx.x < rows_here) {
-      int h;
-      int64_t token;
-      first_s[threadIdx.x] = row_of(threadIdx.x, h, token);
+  // Everything in one round trip: the partials by cp.async (nothing held in registers), the
+  // lse values by L2 loads, all in flight together; then the merge from shared memory.
+  __shared__ int64_t first_s[kRowsPerCta];
+  if (threadIdx.x < rows_here) {  // scratch row of split 0 of each row
+    PackedRow const pr = packed_row(p, b, kv_head, chunk, threadIdx.x);
+    first_s[threadIdx.x] = scratch_row(p, b, 0, pr.t, pr.h);
+  }
+  __syncthreads();
+  float* lse_s = smem;                                 // [rows_here][n]
+  float* part_s = smem + ((rows_here * n + 3) & ~3);  // [rows_here][n][D], 16-byte aligned
+  int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int r = 0; r < rows_here; ++r) {
+    for (int sp = warp; sp < n; sp += kWarps) {
+      float const* src = p.part_o + (first_s[r] + sp * split_stride) * D;
+      for (int q = lane; q < D / 4; q += 32) cp_async_16(part_s + (r * n + sp) * D + q * 4, src + q * 4, true);
     }
-    __syncthreads();
-    float* lse_s = smem;                                 // [rows_here][n]
-    float* part_s = smem + ((rows_here * n + 3) & ~3);  // [rows_here][n][D], 16-byte aligned
-    int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int r = 0; r < rows_here; ++r) {
-      for (int sp = warp; sp < n; sp += kWarps) {
-        float const* src = p.part_o + (first_s[r] + sp * split_stride) * D;
-        for (int q = lane; q < D / 4; q += 32) cp_async_16(part_s + (r * n + sp) * D + q * 4, src + q * 4, true);
-      }
-    }
-    cp_async_commit();
-    constexpr int kLse = 4;  // lse loads in flight per thread per step
-    for (int i0 = 0; i0 < rows_here * n; i0 += kLse * kThreads) {
-      float v[kLse];
+  }
+  cp_async_commit();
+  constexpr int kLse = 4;  // lse loads in flight per thread per step
+  for (int i0 = 0; i0 < rows_here * n; i0 += kLse * kThreads) {
+    float v[kLse];
 #pragma unroll
-      for (int k = 0; k < kLse; ++k) {
-        int const i = i0 + k * kThreads + threadIdx.x;
-        v[k] = i < rows_here * n ? __ldcg(p.part_lse + first_s[i / n] + (i % n) * split_stride) : 0.f;
-      }
+    for (int k = 0; k < kLse; ++k) {
+      int const i = i0 + k * kThreads + threadIdx.x;
+      v[k] = i < rows_here * n ? __ldcg(p.part_lse + first_s[i / n] + (i % n) * split_stride) : 0.f;
+    }
 #pragma unroll
-      for (int k = 0; k < kLse; ++k) {
-        int const i = i0 + k * kThreads + threadIdx.x;
-        if (i < rows_here * n) lse_s[i] = v[k];
+    for (int k = 0; k < kLse; ++k) {
+      int const i = i0 + k * kThreads + threadIdx.x;
+      if (i < rows_here * n) lse_s[i] = v[k];
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+  BATON_MARK(1, 2);
+  for (int unit = threadIdx.x; unit < rows_here * (D / kVec); unit += kThreads) {
+    int const r = unit / (D / kVec), d0 = (unit % (D / kVec)) * kVec;
+    auto const [t, h, token] = packed_row(p, b, kv_head, chunk, r);
+    float const* lse_r = lse_s + r * n;
+    float m = -INFINITY;
+    for (int sp = 0; sp < n; ++sp) m = fmaxf(m, lse_r[sp]);
+    m = merge_max_with_sink(m, p.sinks, h);
+    float acc[kVec] = {}, den = 0.f;
+    if (m != -INFINITY) {
+      for (int sp = 0; sp < n; ++sp) {
+        float4 const v = *reinterpret_cast<float4 const*>(part_s + (r * n + sp) * D + d0);
+        float const x[kVec] = {v.x, v.y, v.z, v.w};
+        merge_add(acc, den, merge_weight(lse_r[sp], m), x);
       }
     }
-    cp_async_wait<0>();
-    __syncthreads();
-    BATON_MARK(1, 2);
-    for (int unit = threadIdx.x; unit < rows_here * (D / kVec); unit += kThreads) {
-      int const r = unit / (D / kVec), d0 = (unit % (D / kVec)) * kVec;
-      int h;
-      int64_t token;
-      row_of(r, h, token);
-      float const* lse_r = lse_s + r * n;
-      float m = -INFINITY;
-      for (int sp = 0; sp < n; ++sp) m = fmaxf(m, lse_r[sp]);
-      m = merge_max_with_sink(m, p.sinks, h);
-      float acc[kVec] = {}, den = 0.f;
-      if (m != -INFINITY) {
-        for (int sp = 0; sp < n; ++sp) {
-          float4 const v = *reinterpret_cast<float4 const*>(part_s + (r * n + sp) * D + d0);
-          float const x[kVec] = {v.x, v.y, v.z, v.w};
-          merge_add(acc, den, merge_weight(lse_r[sp], m), x);
-        }
-      }
-      MergeEnd const end = merge_end(m, den, p.sinks, h);
-      T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
+    MergeEnd const end = merge_end(m, den, p.sinks, h);
+    T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) dst[k] = from_float<T>(acc[k] * end.inv);
-      if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
-    }
+    for (int k = 0; k < kVec; ++k) dst[k] = from_float<T>(acc[k] * end.inv);
+    if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
   }
   BATON_MARK(1, 3);
 }
