@@ -276,11 +276,26 @@ TEST_F(DecodeAttention, SingleLaunchCountersSurviveShapeChanges) {
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(b.matches_reference());
     s.poison();
+    b.workspace.poison(0xFF);  // the workspace the small call uses: no stale partials of the big one
     BATON_ASSERT_OK(decode_attention(s.args, b.ws(), {nullptr, PdlMode::kOn}));
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(s.matches_reference());
   }
   for (int32_t c : b.counters()) ASSERT_EQ(c, 0) << "a single-launch counter was not reset";
+}
+
+// A reducer grid of more than 2 CTAs per SM (here 12 x 32 = 384 rows) loads the split count
+// before any partial and triggers at exit: its path with more than 8 and 32 splits, empty
+// splits and sinks, against the reference.
+TEST_F(DecodeAttention, LargeReducerGridManySplits) {
+  AttnShape s;
+  s.lens = {6000, 64, 3000, 0, 5000, 900, 4096, 17, 2500, 1, 6100, 700};
+  s.max_splits = 48;
+  s.splits = {48, 1, 41, 1, 33, 9, 32, 12, 8, 1, 47, 2};
+  s.sinks = true;
+  s.page_size = 32;
+  check(s);
+  check(s, PdlMode::kOff);
 }
 
 // ---- graphs and bitwise equality -----------------------------------------------------------
