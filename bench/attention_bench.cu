@@ -98,8 +98,9 @@ int run_attention_bench(BenchOptions const& opt) {
   std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d\n",
               wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave);
 
-  Table table({"shape", "KV MB", "graph us", "PDL off", "early", "1-launch", "TB/s", "of 4.4", "cold us",
-               "cold PDL off", "cold early", "cold 1-launch", "eager us", "eager PDL off", "eager 1-launch", "target"});
+  Table table({"shape", "KV MB", "graph us", "PDL off", "early", "1-launch", "early 1L", "TB/s", "of 4.4", "cold us",
+               "cold PDL off", "cold early", "cold 1-launch", "cold early 1L", "eager us", "eager PDL off",
+               "eager 1-launch", "target"});
   Timer timer;
   std::mt19937_64 rng(7);
   for (Case const& c : cases) {
@@ -127,7 +128,7 @@ int run_attention_bench(BenchOptions const& opt) {
     }
     std::vector<int32_t> pages(num_pages);
     std::iota(pages.begin(), pages.end(), 0);
-    std::shuffle(pages.begin(), pages.end(), rng);
+    if (!opt.seq_pages) std::shuffle(pages.begin(), pages.end(), rng);
     std::vector<int32_t> table_host(size_t(batch) * max_pages, 0);
     size_t next = 0;
     for (int b = 0; b < batch; ++b)
@@ -208,17 +209,21 @@ int run_attention_bench(BenchOptions const& opt) {
       continue;
     }
     int const calls = 20;
+    bool const all = !opt.graph_only;
+    Timing const none;
     Timing g_on = timer.in_graph_per_call(call(PdlMode::kOn), calls);
     Timing g_off = timer.in_graph_per_call(call(PdlMode::kOff), calls);
     Timing g_early = timer.in_graph_per_call(call(PdlMode::kOn, true), calls);
     Timing g_single = timer.in_graph_per_call(call(PdlMode::kOn, false, true), calls);
-    Timing c_on = timer.cold_single_call(call(PdlMode::kOn));
-    Timing c_off = timer.cold_single_call(call(PdlMode::kOff));
-    Timing c_early = timer.cold_single_call(call(PdlMode::kOn, true));
-    Timing c_single = timer.cold_single_call(call(PdlMode::kOn, false, true));
-    Timing e_on = timer.eager(call(PdlMode::kOn));
-    Timing e_off = timer.eager(call(PdlMode::kOff));
-    Timing e_single = timer.eager(call(PdlMode::kOn, false, true));
+    Timing g_early_single = timer.in_graph_per_call(call(PdlMode::kOn, true, true), calls);
+    Timing c_on = all ? timer.cold_single_call(call(PdlMode::kOn)) : none;
+    Timing c_off = all ? timer.cold_single_call(call(PdlMode::kOff)) : none;
+    Timing c_early = all ? timer.cold_single_call(call(PdlMode::kOn, true)) : none;
+    Timing c_single = all ? timer.cold_single_call(call(PdlMode::kOn, false, true)) : none;
+    Timing c_early_single = all ? timer.cold_single_call(call(PdlMode::kOn, true, true)) : none;
+    Timing e_on = all ? timer.eager(call(PdlMode::kOn)) : none;
+    Timing e_off = all ? timer.eager(call(PdlMode::kOff)) : none;
+    Timing e_single = all ? timer.eager(call(PdlMode::kOn, false, true)) : none;
     double const tbs = g_on.ok ? kv_bytes / (g_on.median_us * 1e6) : 0;
 
     std::string target = "-";
@@ -230,10 +235,10 @@ int run_attention_bench(BenchOptions const& opt) {
     if (c.name.find('+') != std::string::npos || c.name.find("mix") != std::string::npos) {
       target = "<= " + fmt(1.2 * kv_bytes / (kTargetTBs * 1e6), 1) + " us";
     }
-    table.add({c.name, fmt(kv_bytes / 1e6, 1), fmt(g_on.median_us), fmt(g_off.median_us), fmt(g_early.median_us),
-               fmt(g_single.median_us), fmt(tbs, 2), fmt(100 * tbs / kTargetTBs, 0) + "%", fmt(c_on.median_us),
-               fmt(c_off.median_us), fmt(c_early.median_us), fmt(c_single.median_us), fmt(e_on.median_us),
-               fmt(e_off.median_us), fmt(e_single.median_us), target});
+    auto us = [](Timing const& t) { return t.ok ? fmt(t.median_us) : std::string("-"); };
+    table.add({c.name, fmt(kv_bytes / 1e6, 1), us(g_on), us(g_off), us(g_early), us(g_single), us(g_early_single),
+               fmt(tbs, 2), fmt(100 * tbs / kTargetTBs, 0) + "%", us(c_on), us(c_off), us(c_early), us(c_single),
+               us(c_early_single), us(e_on), us(e_off), us(e_single), target});
     if (json) {
       auto line = [&](char const* method, char const* pdl, Timing const& t) {
         if (!t.ok) return;
@@ -251,6 +256,8 @@ int run_attention_bench(BenchOptions const& opt) {
       line("cold", "early", c_early);
       line("graph", "single", g_single);
       line("cold", "single", c_single);
+      line("graph", "early_single", g_early_single);
+      line("cold", "early_single", c_early_single);
       line("eager", "single", e_single);
       line("eager", "on", e_on);
       line("eager", "off", e_off);
@@ -267,7 +274,8 @@ int run_attention_bench(BenchOptions const& opt) {
   std::printf("\nin-graph per call: 20 calls per graph, each on its own KV pool (rotating), median of 30 replays;\n"
               "cold: single-call graph after a 256 MB overwrite, median of 200; eager: C++ launches.\n"
               "early: PDL on with inputs_written_before_chain (lengths, page table, splits and old KV read\n"
-              "before the wait); 1-launch: PDL on, DecodeAttentionArgs::single_launch (no reducer kernel).\n"
+              "before the wait); 1-launch: PDL on, DecodeAttentionArgs::single_launch (no reducer kernel);\n"
+              "early 1L: both.\n"
               "TB/s = K+V bytes / in-graph time (PDL on, default reads, producer + reducer).\n"
               "bf16, 32/8 heads, head_dim 128, page 64.\n\n");
   return finish_report(table, json);

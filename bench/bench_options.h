@@ -16,6 +16,8 @@ struct BenchOptions {
   bool hnd = false;          // --hnd: KV pools in HND layout instead of NHD
   int pools = 0;             // --pools N: KV pools per graph (0: enough to exceed 3x the L2)
   bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)
+  bool graph_only = false;   // --graph-only: in-graph timings only (quick A/B runs)
+  bool seq_pages = false;    // --seq-pages: page table in pool order instead of shuffled
   bool trace = false;        // --trace: kernel timelines of one in-graph and one cold call (BATON_TRACE builds)
 };
 

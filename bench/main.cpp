@@ -15,7 +15,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
                "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang]\n"
-               "                   [--hnd] [--pools N] [--profile] [--trace]\n"
+               "                   [--hnd] [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n"
                "  attention  paged split-K decode attention (producer + reducer)\n");
@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
       opt.hnd = true;
     } else if (!std::strcmp(argv[i], "--pools") && i + 1 < argc) {
       opt.pools = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--graph-only")) {
+      opt.graph_only = true;
+    } else if (!std::strcmp(argv[i], "--seq-pages")) {
+      opt.seq_pages = true;
     } else if (!std::strcmp(argv[i], "--sglang")) {
       opt.sglang_plan = true;
     } else if (!std::strcmp(argv[i], "--profile")) {

@@ -46,6 +46,7 @@ struct AttentionParams {
   float* part_lse;     // [batch, max_splits, q_len, num_q_heads]
   int* counters;       // single launch: [batch, num_kv_heads, row_chunks] arrivals; else null
   int reducer_small_grid;  // merge_splits_kernel: <= 2 CTAs per SM (early trigger, speculative loads)
+  int trigger_at_start;    // no reducer follows (single launch, or one split): the producer triggers first thing
 };
 
 // Device-side clamps, so that no input can make a kernel read out of bounds: split counts to

@@ -71,6 +71,9 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   if (p.counters != nullptr && !attention::single_launch_fits<D, attention::kDefaultStages>(p.rows, p.max_splits)) {
     p.counters = nullptr;
   }
+#if !defined(BATON_NO_START_TRIGGER)  // A/B experiments only
+  p.trigger_at_start = p.max_splits == 1 || p.counters != nullptr ? 1 : 0;
+#endif
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
   Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
                                        : launch_producer<Producer<T, D, false>>(p, options);

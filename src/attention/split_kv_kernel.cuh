@@ -854,6 +854,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
   int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
   int const c = blockIdx.y, G = gridDim.y;
+  // No reducer follows (single launch or one split): whatever kernel comes next waits for this
+  // grid's completion, so it may be scheduled at once -- its launch, and with early reads its
+  // item search and old-key copies, overlap this whole grid. The grid is at most one wave, so
+  // its own CTAs are all resident before the trigger completes.
+  if (p.trigger_at_start) allow_next_grid();  // next: any kernel of the step (e.g. the next layer's producer)
   // Default: everything below depends on earlier kernels, so the wait comes first. With
   // early_reads (the caller asserts lengths, page table and split counts were written before
   // the chain started), the items are found, and the first one's old keys requested, before it.
