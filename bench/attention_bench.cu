@@ -194,6 +194,8 @@ int run_attention_bench(BenchOptions const& opt) {
         trace_print((c.name + ", in-graph, early reads").c_str());
         timer.in_graph_per_call(call(PdlMode::kOn, false, true), 20, 3);
         trace_print((c.name + ", in-graph, single launch").c_str(), true);
+        timer.in_graph_per_call(call(PdlMode::kOn, true, true), 20, 3);
+        trace_print((c.name + ", in-graph, early reads + single launch").c_str(), true);
         timer.cold_single_call(call(PdlMode::kOn), 3);
         trace_print((c.name + ", cold single call").c_str());
       } else {

@@ -71,22 +71,27 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   if (p.counters != nullptr && !attention::single_launch_fits<D, attention::kDefaultStages>(p.rows, p.max_splits)) {
     p.counters = nullptr;
   }
-#if !defined(BATON_NO_START_TRIGGER)  // A/B experiments only
-  p.trigger_at_start = p.max_splits == 1 || p.counters != nullptr ? 1 : 0;
+  bool const reducer_follows = p.max_splits > 1 && p.counters == nullptr;
+  int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
+  DeviceInfo info;
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
+  // split count is known; larger ones do neither (merge_splits_kernel.cuh).
+  p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
+#if !defined(BATON_NO_EARLY_TRIGGER)  // A/B experiments only
+  p.trigger_after_wait = reducer_follows ? 0 : 1;
+#endif
+  p.trigger_after_loop = 1;
+#if defined(BATON_PRODUCER_EXIT_TRIGGER_LARGE)  // A/B experiments only
+  p.trigger_after_loop = p.reducer_small_grid;
 #endif
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
   Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
                                        : launch_producer<Producer<T, D, false>>(p, options);
   BATON_RETURN_IF_ERROR(produced);
   // One split everywhere: every request finished in the producer; single launch: merged there.
-  if (p.max_splits == 1 || p.counters != nullptr) return Status::ok();
+  if (!reducer_follows) return Status::ok();
 
-  int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
-  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
-  // split count is known; larger ones do neither (merge_splits_kernel.cuh).
-  DeviceInfo info;
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
-  p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
   detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
   return detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p);

@@ -226,6 +226,18 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_h
   BATON_MARK(1, 3);
 }
 
+// The producer's PDL wait. When no reducer follows (single launch, or one split) it is also
+// the trigger: whatever kernel comes next waits for this grid's completion anyway, so it may
+// be scheduled as soon as this grid may run -- its launch, and with early reads its item
+// search and old-key copies, overlap this grid's work. After the wait, not first thing: a
+// chain of such calls keeps one grid waiting behind the running one, not every grid that
+// fits (measured: a trigger at entry let the next calls' early copies crowd the running one).
+template <bool kWait>
+__device__ __forceinline__ void producer_wait(AttentionParams const& p) {
+  if constexpr (kWait) wait_on_prior_grid();
+  if (p.trigger_after_wait) allow_next_grid();  // next: any kernel of the step (e.g. the next layer's producer)
+}
+
 // One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
 // With early (the CTA's first item under early_reads) the PDL wait happens in here, after
 // the copies of old keys have been issued; otherwise the caller has waited.
@@ -244,9 +256,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   unsigned char* kv_raw = smem_raw + Smem::kQBytes;
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
-  auto wait = [&] {
-    if constexpr (kWait) wait_on_prior_grid();
-  };
+  auto wait = [&] { producer_wait<kWait>(p); };
   // The q rows (written by the previous kernel: after the wait).
   auto load_q = [&] {
     for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
@@ -509,7 +519,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   cp_async_wait<0>();
   BATON_MARK(0, 5);
 
-  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+  if (p.trigger_after_loop) allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
 
 #pragma unroll
   for (int o = 4; o < 32; o <<= 1) {
@@ -665,7 +675,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   cp_async_wait<0>();
   BATON_MARK(0, 5);
 
-  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+  if (p.trigger_after_loop) allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
 
   // Merge the 4 warps' (m, l, O) through shared memory (reusing the K/V buffers).
   l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
@@ -854,18 +864,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
   int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
   int const c = blockIdx.y, G = gridDim.y;
-  // No reducer follows (single launch or one split): whatever kernel comes next waits for this
-  // grid's completion, so it may be scheduled at once -- its launch, and with early reads its
-  // item search and old-key copies, overlap this whole grid. The grid is at most one wave, so
-  // its own CTAs are all resident before the trigger completes.
-  if (p.trigger_at_start) allow_next_grid();  // next: any kernel of the step (e.g. the next layer's producer)
   // Default: everything below depends on earlier kernels, so the wait comes first. With
   // early_reads (the caller asserts lengths, page table and split counts were written before
   // the chain started), the items are found, and the first one's old keys requested, before it.
   bool waited = !p.early_reads;
-  if constexpr (kWait) {
-    if (waited) wait_on_prior_grid();
-  }
+  if (waited) producer_wait<kWait>(p);
   if (waited) BATON_MARK(0, 1);
   for (int pass = 0;; ++pass) {
     int const count = find_items(p, c, G, pass, list);
@@ -878,9 +881,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     }
     if (count < kMaxItems) break;
   }
-  if constexpr (kWait) {
-    if (!waited) wait_on_prior_grid();  // a CTA without items still waits (every path waits)
-  }
+  if (!waited) producer_wait<kWait>(p);  // a CTA without items still waits (every path waits)
   BATON_MARK(0, 7);
 }
 
