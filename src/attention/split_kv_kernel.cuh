@@ -147,8 +147,13 @@ constexpr bool single_launch_fits(int rows, int max_splits) {
   return int64_t(per_cta) * max_splits * (D + 1) + 3 <= int64_t(MmaSmem<D, kStages>::kBytes / sizeof(float));
 }
 
+#if defined(BATON_MERGE_NOINLINE)  // A/B experiment: the merge out of line
+#define BATON_MERGE_INLINE __noinline__
+#else
+#define BATON_MERGE_INLINE __forceinline__
+#endif
 template <class T, int D>
-__device__ __forceinline__ void merge_if_last(AttentionParams const& p, int kv_head, int chunk, int b, int n,
+__device__ BATON_MERGE_INLINE void merge_if_last(AttentionParams const& p, int kv_head, int chunk, int b, int n,
                                            int rows_here, float* smem) {
   constexpr int kVec = 4;
   __shared__ int last_s;
