@@ -66,30 +66,22 @@ __device__ __forceinline__ int64_t clamp_length(AttentionParams const& p, int32_
 struct KeyRange {
   int64_t begin, end;
 };
-__device__ __forceinline__ KeyRange split_range(AttentionParams const& p, int64_t L, int n, int split) {
-  int64_t lo = 0;
+__device__ __forceinline__ KeyRange split_range(AttentionParams const& p, int L, int n, int split) {
+  int lo = 0;
   if (p.window_left >= 0) {
-    lo = L - p.q_len - p.window_left;
-    lo = lo < 0 ? 0 : lo;
+    int64_t const w = int64_t(L) - p.q_len - p.window_left;  // no int32 overflow for any window
+    lo = w < 0 ? 0 : static_cast<int>(w);
   }
-  int64_t const span = L > lo ? L - lo : 0;
-  int64_t const per_split = (span + n - 1) / n;
-  int64_t const begin = lo + split * per_split;
-  int64_t const end = begin + per_split < L ? begin + per_split : L;
-  return {begin, end};
+  // Unsigned 32-bit (a 64-bit division is a long subroutine on the critical path): L <= 2^31 -
+  // 16 (the validated page-table width) and n <= 1024, so span + n and lo + split * per_split
+  // (< L + n) stay below 2^32; begin is clamped to L, so an empty split is [L, L).
+  unsigned const span = L > lo ? unsigned(L - lo) : 0u;
+  unsigned const per_split = (span + unsigned(n) - 1u) / unsigned(n);
+  unsigned const begin = min(unsigned(lo) + unsigned(split) * per_split, unsigned(L));
+  unsigned const end = min(begin + per_split, unsigned(L));
+  return {int64_t(begin), int64_t(end)};
 }
 
-// Packed query row r (= t * group + g) of (kv head, row chunk) of request b: its draft token
-// t, query head h and output token.
-struct PackedRow {
-  int t, h;
-  int64_t token;
-};
-__device__ __forceinline__ PackedRow packed_row(AttentionParams const& p, int b, int kv_head, int chunk, int r) {
-  int const g = chunk * kRowsPerCta + r;
-  int const t = g / p.group;
-  return {t, kv_head * p.group + g % p.group, int64_t(b) * p.q_len + t};
-}
 // Row of (request b, split, token t, head h) in the scratch: [batch, max_splits, q_len, num_q_heads].
 __device__ __forceinline__ int64_t scratch_row(AttentionParams const& p, int b, int split, int t, int h) {
   return ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;

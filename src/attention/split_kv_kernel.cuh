@@ -147,14 +147,16 @@ constexpr bool single_launch_fits(int rows, int max_splits) {
   return int64_t(per_cta) * max_splits * (D + 1) + 3 <= int64_t(MmaSmem<D, kStages>::kBytes / sizeof(float));
 }
 
-#if defined(BATON_MERGE_NOINLINE)  // A/B experiment: the merge out of line
-#define BATON_MERGE_INLINE __noinline__
-#else
-#define BATON_MERGE_INLINE __forceinline__
-#endif
+// The CTA's packed rows r (= t * group + g): draft token t and query head h, computed once per
+// CTA from kernel parameters (before the PDL wait) instead of a division by the group at each
+// use on the critical path. Rows past `rows` hold harmless values (never stored).
+struct RowTable {
+  int t[kRowsPerCta], h[kRowsPerCta];
+};
+
 template <class T, int D>
-__device__ BATON_MERGE_INLINE void merge_if_last(AttentionParams const& p, int kv_head, int chunk, int b, int n,
-                                           int rows_here, float* smem) {
+__device__ __forceinline__ void merge_if_last(AttentionParams const& p, RowTable const& rows, int kv_head, int chunk,
+                                              int b, int n, int rows_here, float* smem) {
   constexpr int kVec = 4;
   __shared__ int last_s;
   __syncthreads();  // every partial of this CTA is stored
@@ -176,8 +178,7 @@ __device__ BATON_MERGE_INLINE void merge_if_last(AttentionParams const& p, int k
   // lse values by L2 loads, all in flight together; then the merge from shared memory.
   __shared__ int64_t first_s[kRowsPerCta];
   if (threadIdx.x < rows_here) {  // scratch row of split 0 of each row
-    PackedRow const pr = packed_row(p, b, kv_head, chunk, threadIdx.x);
-    first_s[threadIdx.x] = scratch_row(p, b, 0, pr.t, pr.h);
+    first_s[threadIdx.x] = scratch_row(p, b, 0, rows.t[threadIdx.x], rows.h[threadIdx.x]);
   }
   __syncthreads();
   float* lse_s = smem;                                 // [rows_here][n]
@@ -209,7 +210,8 @@ __device__ BATON_MERGE_INLINE void merge_if_last(AttentionParams const& p, int k
   BATON_MARK(1, 2);
   for (int unit = threadIdx.x; unit < rows_here * (D / kVec); unit += kThreads) {
     int const r = unit / (D / kVec), d0 = (unit % (D / kVec)) * kVec;
-    auto const [t, h, token] = packed_row(p, b, kv_head, chunk, r);
+    int const h = rows.h[r];
+    int64_t const token = int64_t(b) * p.q_len + rows.t[r];
     float const* lse_r = lse_s + r * n;
     float m = -INFINITY;
     for (int sp = 0; sp < n; ++sp) m = fmaxf(m, lse_r[sp]);
@@ -247,8 +249,9 @@ __device__ __forceinline__ void producer_wait(AttentionParams const& p) {
 // With early (the CTA's first item under early_reads) the PDL wait happens in here, after
 // the copies of old keys have been issued; otherwise the caller has waited.
 template <class T, int D, int kStages, bool kNarrow, bool kWait>
-__device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned char* smem_raw, int kv_head, int chunk,
-                                             int b, int split, int n, int32_t len_raw, bool early) {
+__device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable const& rows, unsigned char* smem_raw,
+                                             int kv_head, int chunk, int b, int split, int n, int32_t len_raw,
+                                             bool early) {
   using Smem = MmaSmem<D, kStages>;
   constexpr int kPitch = Smem::kPitch;
   constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
@@ -271,9 +274,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
         *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);  // padded rows are zero
         continue;
       }
-      int const g = chunk * kRowsPerCta + r;
-      int const t = g / p.group, h = kv_head * p.group + g % p.group;
-      T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + t) * p.q_stride_token + h * p.q_stride_head;
+      T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + rows.t[r]) * p.q_stride_token +
+                   rows.h[r] * p.q_stride_head;
       if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
         cp_async_16(dst, q + d, true);
       } else {
@@ -294,11 +296,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   // This thread's two rows of every fragment: r0 = lane / 4, r1 = r0 + 8. Rows past
   // rows_here compute on zero q and are never stored, so they need no mask.
   int const r0 = lane / 4, r1 = r0 + 8;
-  int const row0 = chunk * kRowsPerCta;  // first packed row of the CTA
-  int const qpos0 = L - p.q_len + (row0 + r0) / p.group;
-  int const qpos1 = L - p.q_len + (row0 + r1) / p.group;
-  int const qpos_min = L - p.q_len + row0 / p.group;                       // first live row
-  int const qpos_max = L - p.q_len + (row0 + rows_here - 1) / p.group;     // last live row
+  int const qpos0 = L - p.q_len + rows.t[r0];
+  int const qpos1 = L - p.q_len + rows.t[r1];
+  int const qpos_min = L - p.q_len + rows.t[0];              // first live row
+  int const qpos_max = L - p.q_len + rows.t[rows_here - 1];  // last live row
   bool const windowed = p.window_left >= 0;
   bool const plain = p.softcap <= 0 && p.alibi == nullptr;  // scores are s * scale
 
@@ -393,7 +394,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
     if (j < my_tiles) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
-  auto row_head = [&](int r) { return kv_head * p.group + (row0 + r) % p.group; };
+  auto row_head = [&](int r) { return rows.h[r]; };
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[row_head(r0)] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[row_head(r1)] : 0.f;
   int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
@@ -414,8 +415,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   // and rb = ra + 1; O^T accumulators: dims m * 16 + lane / 4 (+ 8), rows ra, rb.
   int const lm = lane / 8, li = lane % 8;
   int const ra = (lane % 4) * 2, rb = ra + 1;
-  int const qpos_a = L - p.q_len + (row0 + ra) / p.group;
-  int const qpos_b = L - p.q_len + (row0 + rb) / p.group;
+  int const qpos_a = L - p.q_len + rows.t[ra];
+  int const qpos_b = L - p.q_len + rows.t[rb];
   float const slope_a = p.alibi != nullptr && ra < rows_here ? p.alibi[row_head(ra)] : 0.f;
   float const slope_b = p.alibi != nullptr && rb < rows_here ? p.alibi[row_head(rb)] : 0.f;
   // Q^T as the B operand, two k-steps per ldmatrix.x4: (ks lo, ks hi, ks+1 lo, ks+1 hi).
@@ -714,8 +715,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   bool const single = n == 1;
   if (threadIdx.x < rows_here) {
     int const r = threadIdx.x;
-    int const g = chunk * kRowsPerCta + r;
-    int const t = g / p.group, h = kv_head * p.group + g % p.group;
+    int const t = rows.t[r], h = rows.h[r];
     int64_t const token = int64_t(b) * p.q_len + t;
     float M = -INFINITY;
 #pragma unroll
@@ -751,8 +751,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
       for (int k = 0; k < 8; ++k) v[k] += sc * src[k];
     }
     float const inv = row_inv[r];
-    int const g = chunk * kRowsPerCta + r;
-    int const t = g / p.group, h = kv_head * p.group + g % p.group;
+    int const t = rows.t[r], h = rows.h[r];
     int64_t const token = int64_t(b) * p.q_len + t;
     if (single) {
       T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
@@ -773,7 +772,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, unsigned 
   }
   BATON_MARK(0, 6);
   if (!single && p.counters != nullptr) {
-    merge_if_last<T, D>(p, kv_head, chunk, b, n, rows_here, reinterpret_cast<float*>(smem_raw));
+    merge_if_last<T, D>(p, rows, kv_head, chunk, b, n, rows_here, reinterpret_cast<float*>(smem_raw));
   }
 }
 
@@ -865,9 +864,15 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ ItemList list;
+  __shared__ RowTable rows;
   BATON_MARK(0, 0);
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
   int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
+  if (threadIdx.x < kRowsPerCta) {  // kernel parameters only: before the wait; find_items' barriers publish it
+    int const g = chunk * kRowsPerCta + threadIdx.x;
+    rows.t[threadIdx.x] = g / p.group;
+    rows.h[threadIdx.x] = kv_head * p.group + g % p.group;
+  }
   int const c = blockIdx.y, G = gridDim.y;
   // Default: everything below depends on earlier kernels, so the wait comes first. With
   // early_reads (the caller asserts lengths, page table and split counts were written before
@@ -879,8 +884,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     int const count = find_items(p, c, G, pass, list);
     if (pass == 0) BATON_MARK(0, 2);
     for (int k = 0; k < count; ++k) {
-      attend_split<T, D, kStages, kNarrow, kWait>(p, smem_raw, kv_head, chunk, list.b[k], list.split[k], list.n[k],
-                                         list.len[k], !waited);
+      attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, list.b[k], list.split[k],
+                                                  list.n[k], list.len[k], !waited);
       waited = true;
       __syncthreads();  // shared memory is reused by the next item
     }
