@@ -15,16 +15,19 @@ namespace baton::bench {
 #if defined(BATON_TRACE)
 namespace {
 
-constexpr char const* kProducerMarks[trace::kSlots] = {"entry", "waited", "items", "q+ids", "tile0",
-                                                        "kv loop", "stored", "exit"};
-constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit", "", "", "", ""};
-constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged", "", "", "", ""};
+constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "items",     "q+ids",
+                                                        "tile0",  "kv loop", "stored",    "exit",
+                                                        "ids req", "tiles req", "warps merged", "rows"};
+constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit"};
+constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged"};
+// The producer's marks in the order a CTA passes them, for the per-CTA cycle counts.
+constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 5, 10, 11, 6, 7};
 
 // Per mark: min / median / max over the CTAs that wrote it, in us after t0.
 void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0) {
   std::printf("  %-8s", name);
   for (int s = 0; s < trace::kSlots; ++s) {
-    if (marks[s][0] == '\0') continue;
+    if (marks[s] == nullptr || marks[s][0] == '\0') continue;
     std::vector<double> v;
     for (int c = 0; c < trace::kMaxCtas; ++c) {
       unsigned long long const t = table[size_t(c) * trace::kSlots + s];
@@ -37,6 +40,34 @@ void print_kernel(char const* name, char const* const* marks, unsigned long long
   std::printf("\n");
 }
 
+// Per mark: the median over CTAs of the cycles since the CTA's own mark `ref` (clock64 of its
+// SM, so phases within a CTA are exact where the globaltimer only ticks every 256 ns).
+// `table` holds the marks counted (cycles, and their globaltimer at table - kEntries); a mark
+// counts only if its globaltimer is within 50 us after the reference's (the same call: the
+// table keeps each slot's last writer, which for the last-CTA marks may be an earlier call).
+void print_cycles(char const* name, char const* const* marks, int const* order, int count,
+                  unsigned long long const* ref_table, int ref, unsigned long long const* table) {
+  unsigned long long const* ref_ns = ref_table - trace::kEntries;
+  unsigned long long const* ns = table - trace::kEntries;
+  std::printf("  %-8s cycles", name);
+  for (int i = 0; i < count; ++i) {
+    int const s = order[i];
+    std::vector<double> v;
+    for (int c = 0; c < trace::kMaxCtas; ++c) {
+      unsigned long long const r = ref_table[size_t(c) * trace::kSlots + ref];
+      unsigned long long const t = table[size_t(c) * trace::kSlots + s];
+      unsigned long long const rn = ref_ns[size_t(c) * trace::kSlots + ref];
+      unsigned long long const tn = ns[size_t(c) * trace::kSlots + s];
+      bool const same_call = tn >= rn && tn - rn < 50000;
+      if (r != 0 && t != 0 && t >= r && same_call) v.push_back(double(t - r));
+    }
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    std::printf(" | %s %.0f", marks[s], v[v.size() / 2]);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 bool trace_supported() { return true; }
@@ -44,7 +75,7 @@ bool trace_supported() { return true; }
 bool trace_clear() { return trace::read(nullptr, true); }
 
 void trace_print(char const* what, bool single) {
-  std::vector<unsigned long long> table(trace::kEntries);
+  std::vector<unsigned long long> table(2 * trace::kEntries);
   if (!trace::read(table.data(), true)) {
     std::printf("%s: trace read failed\n", what);
     return;
@@ -63,6 +94,13 @@ void trace_print(char const* what, bool single) {
   std::printf("%s (us after the first producer CTA's wait; min/median/max over CTAs):\n", what);
   print_kernel("producer", kProducerMarks, prod, t0);
   print_kernel(single ? "last CTA" : "reducer", single ? kLastCtaMarks : kReducerMarks, red, t0);
+  unsigned long long const* prod_cyc = prod + trace::kEntries;
+  unsigned long long const* red_cyc = red + trace::kEntries;
+  print_cycles("producer", kProducerMarks, kProducerOrder, int(sizeof(kProducerOrder) / sizeof(int)), prod_cyc, 1, prod_cyc);
+  if (single) {  // the last CTA's merge, counted from its own "stored" mark
+    int const order[] = {1, 2, 3};
+    print_cycles("last CTA", kLastCtaMarks, order, 3, prod_cyc, 6, red_cyc);
+  }
 }
 #else
 bool trace_supported() { return false; }

@@ -381,6 +381,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   static_assert(kStages >= 1 && kStages <= 3, "the first kStages + 1 tiles' page ids fill two registers");
   int32_t const pid_lo = page_of(lane / kMmaTileKeys);      // tiles 0 and 1
   int32_t const pid_hi = page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
+  BATON_MARK(0, 8);
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
   int const fill_loads = early ? 2 * kStages : kStages;
 #pragma unroll 1
@@ -394,6 +395,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (j < my_tiles) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
+  BATON_MARK(0, 9);
   auto row_head = [&](int r) { return rows.h[r]; };
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[row_head(r0)] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[row_head(r1)] : 0.f;
@@ -550,6 +552,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     mw[rb * kMergePitch + D + 1] = lb;
   }
   __syncthreads();
+  BATON_MARK(0, 10);
   } else {
   int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
   uint32_t qf[kQInRegisters ? kKSteps : 1][4];
@@ -706,6 +709,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     mw[r1 * kMergePitch + D + 1] = l1;
   }
   __syncthreads();
+  BATON_MARK(0, 10);
   }
 
   // Per row: the CTA max M over warps, each warp's weight exp(m_w - M) and the denominator
@@ -740,6 +744,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     }
   }
   __syncthreads();
+  BATON_MARK(0, 11);
   for (int c = threadIdx.x; c < rows_here * (D / 8); c += kThreads) {
     int const r = c / (D / 8), d0 = (c % (D / 8)) * 8;
     float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};

@@ -1,7 +1,8 @@
 // Timestamps inside kernels, for latency studies only (CMake option BATON_TRACE, off by
 // default; without it every mark compiles to nothing).
 //
-// Thread 0 of each CTA writes %globaltimer (ns) into a fixed device table at
+// Thread 0 of each CTA writes %globaltimer (ns; it ticks in 256 ns steps on the H200 here) and
+// %clock64 (the SM's cycles, for phases within one CTA) into fixed device tables at
 // [kernel][cta][slot]; the last launch to write a slot wins, so after a graph of N calls the
 // table holds the last call's timeline. Read it with baton::trace::read (decode_attention.cu
 // defines it in trace builds); baton-bench attention --trace prints a summary.
@@ -11,22 +12,25 @@
 
 namespace baton::trace {
 
-constexpr int kSlots = 8;        // marks per CTA
+constexpr int kSlots = 12;       // marks per CTA
 constexpr int kMaxCtas = 8192;   // CTAs per kernel recorded (the rest are not)
 constexpr int kKernels = 2;      // 0: split_kv producer, 1: merge_splits reducer
-constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;
+constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
 
 #if defined(BATON_TRACE) && defined(__CUDACC__)
 // One table per translation unit that includes this header; only decode_attention.cu does.
-static __device__ unsigned long long g_marks[kEntries];
+static __device__ unsigned long long g_marks[2 * kEntries];
 
 static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal, like its table
   if (threadIdx.x != 0) return;
   unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
   if (cta >= unsigned(kMaxCtas)) return;
-  unsigned long long t;
+  unsigned long long t, c;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  g_marks[(size_t(kernel) * kMaxCtas + cta) * kSlots + slot] = t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
+  size_t const at = (size_t(kernel) * kMaxCtas + cta) * kSlots + slot;
+  g_marks[at] = t;             // across SMs (coarse ticks)
+  g_marks[kEntries + at] = c;  // within the CTA's SM (cycles)
 }
 #else
 #define BATON_TRACE_OFF 1
@@ -41,7 +45,8 @@ static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal
 #endif
 
 namespace baton::trace {
-// Trace builds only: copies the table to `host` (kEntries values; nullptr: no copy) and,
+// Trace builds only: copies the tables to `host` (2 x kEntries values: globaltimer, then
+// clock64; nullptr: no copy) and,
 // with clear, zeroes it.
 bool read(unsigned long long* host, bool clear);
 }  // namespace baton::trace
