@@ -18,9 +18,11 @@
 // loop needs no CTA barrier; at the end the warps' (m, l, O) are merged through shared memory.
 //
 // Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) every
-// num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed across the CTA;
-// (2) the q rows (cp.async) and the page ids of the first kStages + 1 tiles (two tiles per
-// register), in one round trip; (3) the first kStages tiles in one round trip. In the loop, the page ids of the
+// num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed (a warp scan up to
+// 32 requests, else across the CTA); (2) the page ids of the first kStages + 1 tiles (two
+// tiles per register) and the q rows (cp.async), in one round trip; (3) the first kStages
+// tiles in one round trip. Index math that needs only kernel parameters (the packed rows'
+// token and head) is done before the wait. Measured per phase by baton-bench attention --trace. In the loop, the page ids of the
 // tile after next are loaded while the current tile is consumed, so no page-table load stands
 // between a tile's turn and its copy.
 //
@@ -283,10 +285,6 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       }
     }
   };
-  if (!early) {
-    load_q();  // lands while the page ids and the first tiles are fetched
-    cp_async_commit();
-  }
   // Positions fit in int32: lengths are int32.
   int const L = static_cast<int>(clamp_length(p, len_raw));
   KeyRange const keys = split_range(p, L, n, split);
@@ -382,6 +380,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int32_t const pid_lo = page_of(lane / kMmaTileKeys);      // tiles 0 and 1
   int32_t const pid_hi = page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
   BATON_MARK(0, 8);
+  if (!early) {  // after the page-id loads (the tiles wait on them), landing while the tiles are fetched
+    load_q();
+    cp_async_commit();
+  }
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
   int const fill_loads = early ? 2 * kStages : kStages;
 #pragma unroll 1
@@ -787,10 +789,12 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 // num_kv_splits[b]) in request-major order, are found on the device: CTA (x, c) takes items
 // c, c + G, c + 2G, ... (for its kv head and row chunk). With a split plan of at most G
 // items (the balanced plan for one wave), each CTA has at most one; CTAs without an item
-// exit after the PDL wait. Items are found kMaxItems at a time: each pass reads every
-// num_kv_splits[b] and cache_seqlens[b] (8 requests per thread in flight) and prefix-sums
-// them across the CTA.
+// exit after the PDL wait. Up to kFewRequests requests, each warp finds the items by itself
+// (one request per lane, a warp scan, a ballot per item: no barrier). More: kMaxItems at a
+// time, each pass reading every num_kv_splits[b] and cache_seqlens[b] (8 requests per thread
+// in flight) and prefix-summing them across the CTA.
 constexpr int kMaxItems = 64;
+constexpr int kFewRequests = 32;  // batch <= 32: items found by each warp alone (split_kv_kernel)
 
 struct ItemList {
   int b[kMaxItems], split[kMaxItems], n[kMaxItems], len[kMaxItems];
@@ -873,11 +877,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   BATON_MARK(0, 0);
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
   int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
-  if (threadIdx.x < kRowsPerCta) {  // kernel parameters only: before the wait; find_items' barriers publish it
+  if (threadIdx.x < kRowsPerCta) {  // kernel parameters only: before the wait
     int const g = chunk * kRowsPerCta + threadIdx.x;
     rows.t[threadIdx.x] = g / p.group;
     rows.h[threadIdx.x] = kv_head * p.group + g % p.group;
   }
+  __syncthreads();
   int const c = blockIdx.y, G = gridDim.y;
   // Default: everything below depends on earlier kernels, so the wait comes first. With
   // early_reads (the caller asserts lengths, page table and split counts were written before
@@ -885,6 +890,33 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   bool waited = !p.early_reads;
   if (waited) producer_wait<kWait>(p);
   if (waited) BATON_MARK(0, 1);
+  if (p.batch <= kFewRequests) {
+    // Few requests: each warp finds the CTA's items by itself -- request `lane`'s split count
+    // and length, an inclusive warp scan of the counts, and for item ordinal k the first
+    // request whose items reach past k (ballot) -- with no barrier and no list; the same
+    // ordinals c, c + G, ... as find_items.
+    int const lane = threadIdx.x % 32;
+    int32_t const raw = lane < p.batch && p.num_kv_splits != nullptr ? p.num_kv_splits[lane] : 0;
+    int32_t const len = lane < p.batch ? p.cache_seqlens[lane] : 0;
+    int const nb = lane < p.batch ? clamp_splits(p, raw) : 0;
+    int end = nb;  // items of requests 0..lane
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      int const up = __shfl_up_sync(0xffffffffu, end, o);
+      if (lane >= o) end += up;
+    }
+    int const total = __shfl_sync(0xffffffffu, end, 31);
+    BATON_MARK(0, 2);
+    for (int k = c; k < total; k += G) {
+      int const b = __ffs(__ballot_sync(0xffffffffu, end > k)) - 1;
+      int const n = __shfl_sync(0xffffffffu, nb, b);
+      int const split = k - (__shfl_sync(0xffffffffu, end, b) - n);
+      attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, b, split, n,
+                                                  __shfl_sync(0xffffffffu, len, b), !waited);
+      waited = true;
+      __syncthreads();  // shared memory is reused by the next item
+    }
+  } else {
   for (int pass = 0;; ++pass) {
     int const count = find_items(p, c, G, pass, list);
     if (pass == 0) BATON_MARK(0, 2);
@@ -895,6 +927,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
       __syncthreads();  // shared memory is reused by the next item
     }
     if (count < kMaxItems) break;
+  }
   }
   if (!waited) producer_wait<kWait>(p);  // a CTA without items still waits (every path waits)
   BATON_MARK(0, 7);

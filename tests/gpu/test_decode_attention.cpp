@@ -73,6 +73,31 @@ TEST_F(DecodeAttention, MoreItemsThanCtasAndSeveralPasses) {
   check(w);
 }
 
+// Batches of at most 32 requests find their items per warp (ballot over a warp scan), larger
+// ones through the CTA's list: both at the boundary, with several items per CTA (64 kv heads
+// leave ~4 CTAs per head) and ragged split counts; default, early reads, and single launch.
+TEST_F(DecodeAttention, ItemSearchAtThirtyTwoRequests) {
+  std::mt19937_64 rng(321);
+  for (int batch : {31, 32, 33}) {
+    AttnShape s;
+    s.num_q_heads = 64;
+    s.num_kv_heads = 64;
+    s.head_dim = 64;
+    s.page_size = 16;
+    s.max_splits = 5;
+    s.lens.clear();
+    for (int b = 0; b < batch; ++b) {
+      s.lens.push_back(int(rng() % 700));
+      s.splits.push_back(1 + int(rng() % 5));
+    }
+    check(s);
+    s.early = true;
+    check(s);
+    s.single_launch = true;
+    check(s);
+  }
+}
+
 TEST_F(DecodeAttention, LongRequest20548) {
   AttnShape s;
   s.lens = {20548};
