@@ -50,7 +50,10 @@
 // merge and final stores; merge_splits_kernel follows and waits before reading the scratch.
 // Single launch (p.counters set, merge_if_last): no reducer follows; the counters and the
 // other CTAs' partials are touched only after the wait, and whatever kernel follows waits
-// for this grid's completion, so the early trigger only lets it be scheduled.
+// for this grid's completion, so the early trigger only lets it be scheduled. When no reducer
+// follows (single launch or max_splits 1) and early_reads is set, the trigger comes right
+// after the wait (producer_wait): the next kernel's launch and pre-wait reads overlap this
+// whole grid, one grid deep.
 #pragma once
 
 #include <type_traits>
