@@ -397,12 +397,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       BATON_MARK(0, 1);
       load_q();
     }
-#ifndef BATON_AB_PREFETCH_TILES  // A/B experiment: old-key tiles per warp copied before the wait
-#define BATON_AB_PREFETCH_TILES kStages
-#endif
-    constexpr int kPre = BATON_AB_PREFETCH_TILES;
-    int const mode = r < kStages ? (early ? (j < kPre ? kOld : -1) : kAll) : (j < kPre ? kNew : kAll);
-    if (j < my_tiles && mode >= 0) load_tile(mode, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
+    if (j < my_tiles) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
   BATON_MARK(0, 9);
