@@ -15,6 +15,17 @@
 namespace baton::test {
 namespace {
 
+// A ragged batch: per request a length in [0, max_len) and a split count in [1, max_splits].
+AttnShape ragged(std::mt19937_64& rng, AttnShape s, int batch, int max_len) {
+  s.lens.clear();
+  s.splits.clear();
+  for (int b = 0; b < batch; ++b) {
+    s.lens.push_back(int(rng() % max_len));
+    s.splits.push_back(1 + int(rng() % s.max_splits));
+  }
+  return s;
+}
+
 class DecodeAttention : public GpuTest {
  protected:
   void check(AttnShape const& s, PdlMode pdl = PdlMode::kAuto) {
@@ -55,11 +66,7 @@ TEST_F(DecodeAttention, MoreItemsThanCtasAndSeveralPasses) {
   s.head_dim = 64;
   s.page_size = 32;
   s.max_splits = 4;
-  s.lens.clear();
-  for (int b = 0; b < 40; ++b) {
-    s.lens.push_back(int(rng() % 900));
-    s.splits.push_back(1 + int(rng() % 4));
-  }
+  s = ragged(rng, s, 40, 900);
   check(s);
   s.early = true;
   check(s);
@@ -85,11 +92,7 @@ TEST_F(DecodeAttention, ItemSearchAtThirtyTwoRequests) {
     s.head_dim = 64;
     s.page_size = 16;
     s.max_splits = 5;
-    s.lens.clear();
-    for (int b = 0; b < batch; ++b) {
-      s.lens.push_back(int(rng() % 700));
-      s.splits.push_back(1 + int(rng() % 5));
-    }
+    s = ragged(rng, s, batch, 700);
     check(s);
     s.early = true;
     check(s);
