@@ -17,11 +17,11 @@ namespace {
 
 constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "items",     "q+ids",
                                                         "tile0",  "kv loop", "stored",    "exit",
-                                                        "ids req", "tiles req", "warps merged", "rows"};
+                                                        "ids req", "tiles req", "warps merged", ""};
 constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit"};
 constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged"};
 // The producer's marks in the order a CTA passes them, for the per-CTA cycle counts.
-constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 5, 10, 11, 6, 7};
+constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 5, 10, 6, 7};
 
 // Per mark: min / median / max over the CTAs that wrote it, in us after t0.
 void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0) {

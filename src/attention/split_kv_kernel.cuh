@@ -717,64 +717,50 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   BATON_MARK(0, 10);
   }
 
-  // Per row: the CTA max M over warps, each warp's weight exp(m_w - M) and the denominator
-  // (with the sink for a single split); then 8 contiguous dims per thread.
-  __shared__ float row_w[kRowsPerCta][kWarps];
-  __shared__ float row_inv[kRowsPerCta];
+  // 8 contiguous dims of a row per thread. Each such thread also finds its row's CTA max M
+  // over the warps, each warp's weight exp(m_w - M) and the denominator (with the sink for a
+  // single split) itself -- the same expressions in the same order as one thread per row
+  // would, so the same bits, without a barrier and a serial per-row step between; the row's
+  // first thread writes its lse.
   bool const single = n == 1;
-  if (threadIdx.x < rows_here) {
-    int const r = threadIdx.x;
+  for (int c = threadIdx.x; c < rows_here * (D / 8); c += kThreads) {
+    int const r = c / (D / 8), d0 = (c % (D / 8)) * 8;
     int const t = rows.t[r], h = rows.h[r];
     int64_t const token = int64_t(b) * p.q_len + t;
     float M = -INFINITY;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) M = fmaxf(M, merge[(w * kRowsPerCta + r) * kMergePitch + D]);
     if (single) M = merge_max_with_sink(M, p.sinks, h);  // a large sink cannot overflow den
-    float den = 0.f;
+    float sc[kWarps], den = 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
       float const* rw = merge + (w * kRowsPerCta + r) * kMergePitch;
-      float const sc = rw[D] == -INFINITY ? 0.f : __expf(rw[D] - M);
-      row_w[r][w] = sc;
-      den += sc * rw[D + 1];
+      sc[w] = rw[D] == -INFINITY ? 0.f : __expf(rw[D] - M);
+      den += sc[w] * rw[D + 1];
     }
-    if (single) {
-      MergeEnd const end = merge_end(M, den, p.sinks, h);  // the sink, counted once
-      if (p.lse != nullptr) p.lse[token * p.lse_stride_token + h] = end.lse;
-      row_inv[r] = end.inv;
-    } else {
-      int64_t const prow = ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
-      p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
-      row_inv[r] = den > 0 ? 1.f / den : 0.f;
-    }
-  }
-  __syncthreads();
-  BATON_MARK(0, 11);
-  for (int c = threadIdx.x; c < rows_here * (D / 8); c += kThreads) {
-    int const r = c / (D / 8), d0 = (c % (D / 8)) * 8;
     float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      float const sc = row_w[r][w];
       float const* src = merge + (w * kRowsPerCta + r) * kMergePitch + d0;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) v[k] += sc * src[k];
+      for (int k = 0; k < 8; ++k) v[k] += sc[w] * src[k];
     }
-    float const inv = row_inv[r];
-    int const t = rows.t[r], h = rows.h[r];
-    int64_t const token = int64_t(b) * p.q_len + t;
     if (single) {
+      MergeEnd const end = merge_end(M, den, p.sinks, h);  // the sink, counted once
+      if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
       T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
       alignas(16) T packed[8];
 #pragma unroll
-      for (int k = 0; k < 8; ++k) packed[k] = from_float<T>(v[k] * inv);
+      for (int k = 0; k < 8; ++k) packed[k] = from_float<T>(v[k] * end.inv);
       if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
         *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<uint4 const*>(packed);
       } else {
         for (int k = 0; k < 8; ++k) dst[k] = packed[k];
       }
     } else {
-      int64_t const prow = ((int64_t(b) * p.max_splits + split) * p.q_len + t) * p.num_q_heads + h;
+      float const inv = den > 0 ? 1.f / den : 0.f;
+      int64_t const prow = scratch_row(p, b, split, t, h);
+      if (d0 == 0) p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
       float4* dst = reinterpret_cast<float4*>(p.part_o + prow * D + d0);  // 16-byte aligned workspace
       dst[0] = make_float4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
       dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
