@@ -47,7 +47,6 @@ struct AttentionParams {
   int* counters;       // single launch: [batch, num_kv_heads, row_chunks] arrivals; else null
   int reducer_small_grid;  // merge_splits_kernel: <= 2 CTAs per SM (early trigger, speculative loads)
   int trigger_after_wait;  // no reducer follows (single launch, or one split): the producer triggers after its wait
-  int trigger_after_loop;  // a reducer follows: the producer triggers after its KV loop (else at exit)
 };
 
 // Device-side clamps, so that no input can make a kernel read out of bounds: split counts to

@@ -84,7 +84,6 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   // 59.2 -> 57.1). Without early reads the next kernel would only sit waiting: measured 0.5
   // us slower at 1x1K (8.40 -> 8.94), so the trigger stays after the KV loop.
   p.trigger_after_wait = !reducer_follows && p.early_reads ? 1 : 0;
-  p.trigger_after_loop = 1;
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
   Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
                                        : launch_producer<Producer<T, D, false>>(p, options);

@@ -532,7 +532,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   cp_async_wait<0>();
   BATON_MARK(0, 5);
 
-  if (p.trigger_after_loop) allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
 
 #pragma unroll
   for (int o = 4; o < 32; o <<= 1) {
@@ -689,7 +689,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   cp_async_wait<0>();
   BATON_MARK(0, 5);
 
-  if (p.trigger_after_loop) allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
 
   // Merge the 4 warps' (m, l, O) through shared memory (reusing the K/V buffers).
   l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
@@ -778,12 +778,13 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 // num_kv_splits[b]) in request-major order, are found on the device: CTA (x, c) takes items
 // c, c + G, c + 2G, ... (for its kv head and row chunk). With a split plan of at most G
 // items (the balanced plan for one wave), each CTA has at most one; CTAs without an item
-// exit after the PDL wait. Up to kFewRequests requests, each warp finds the items by itself
-// (one request per lane, a warp scan, a ballot per item: no barrier). More: kMaxItems at a
+// exit after the PDL wait. Up to kFewRequests requests, warp 0 reads and scans them (one
+// request per lane) and one barrier shares them; each warp then maps item ordinals to
+// requests by ballot. More: kMaxItems at a
 // time, each pass reading every num_kv_splits[b] and cache_seqlens[b] (8 requests per thread
 // in flight) and prefix-summing them across the CTA.
 constexpr int kMaxItems = 64;
-constexpr int kFewRequests = 32;  // batch <= 32: items found by each warp alone (split_kv_kernel)
+constexpr int kFewRequests = 32;  // batch <= 32: one warp scan instead of find_items (split_kv_kernel)
 
 struct ItemList {
   int b[kMaxItems], split[kMaxItems], n[kMaxItems], len[kMaxItems];
@@ -880,21 +881,29 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   if (waited) producer_wait<kWait>(p);
   if (waited) BATON_MARK(0, 1);
   if (p.batch <= kFewRequests) {
-    // Few requests: each warp finds the CTA's items by itself -- request `lane`'s split count
-    // and length, an inclusive warp scan of the counts, and for item ordinal k the first
-    // request whose items reach past k (ballot) -- with no barrier and no list; the same
-    // ordinals c, c + G, ... as find_items.
+    // Few requests: warp 0 reads request `lane`'s split count and length and scans the counts
+    // (no CTA prefix sum, no list); one barrier hands the 32 values to every warp, so all
+    // warps loop over the same items even if the inputs were (against the contract) being
+    // written meanwhile. Item ordinal k belongs to the first request whose items reach past
+    // k (ballot): the same ordinals c, c + G, ... as find_items.
     int const lane = threadIdx.x % 32;
-    int32_t const raw = lane < p.batch && p.num_kv_splits != nullptr ? p.num_kv_splits[lane] : 0;
-    int32_t const len = lane < p.batch ? p.cache_seqlens[lane] : 0;
-    int const nb = lane < p.batch ? clamp_splits(p, raw) : 0;
-    int end = nb;  // items of requests 0..lane
+    if (threadIdx.x < 32) {
+      int32_t const raw = lane < p.batch && p.num_kv_splits != nullptr ? p.num_kv_splits[lane] : 0;
+      int32_t const len = lane < p.batch ? p.cache_seqlens[lane] : 0;
+      int const nb = lane < p.batch ? clamp_splits(p, raw) : 0;
+      int end = nb;  // items of requests 0..lane
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int const up = __shfl_up_sync(0xffffffffu, end, o);
-      if (lane >= o) end += up;
+      for (int o = 1; o < 32; o <<= 1) {
+        int const up = __shfl_up_sync(0xffffffffu, end, o);
+        if (lane >= o) end += up;
+      }
+      list.b[lane] = end;  // the list's arrays as scratch: inclusive ends, counts, lengths
+      list.n[lane] = nb;
+      list.len[lane] = len;
     }
-    int const total = __shfl_sync(0xffffffffu, end, 31);
+    __syncthreads();
+    int const end = list.b[lane], nb = list.n[lane], len = list.len[lane];
+    int const total = list.b[31];
     BATON_MARK(0, 2);
     for (int k = c; k < total; k += G) {
       int const b = __ffs(__ballot_sync(0xffffffffu, end > k)) - 1;

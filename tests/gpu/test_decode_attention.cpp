@@ -98,6 +98,9 @@ TEST_F(DecodeAttention, ItemSearchAtThirtyTwoRequests) {
     check(s);
     s.single_launch = true;
     check(s);
+    s.splits.clear();  // no num_kv_splits: max_splits for every request, ~10x the CTAs' items
+    s.single_launch = false;
+    check(s);
   }
 }
 
@@ -191,7 +194,7 @@ TEST_F(DecodeAttention, AllPageSizes) {
 }
 
 TEST_F(DecodeAttention, SlidingWindowShorterAndLonger) {
-  for (int window : {0, 31, 100, 5000}) {
+  for (int window : {0, 31, 100, 5000, 2147483647}) {
     SCOPED_TRACE("window " + std::to_string(window));
     AttnShape s;
     s.lens = {1000, 64, 3};
