@@ -72,12 +72,6 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
     p.counters = nullptr;
   }
   bool const reducer_follows = p.max_splits > 1 && p.counters == nullptr;
-  int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
-  DeviceInfo info;
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
-  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
-  // split count is known; larger ones do neither (merge_splits_kernel.cuh).
-  p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
   // No reducer follows and the caller runs a chain that reads before its waits (early reads):
   // trigger right after the wait, so the next kernel's early work overlaps this grid (same
   // machine, single launch + early reads: 8x1K 14.30 -> 13.85 us, 1x32K 41.1 -> 40.0, ragged
@@ -91,6 +85,12 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   // One split everywhere: every request finished in the producer; single launch: merged there.
   if (!reducer_follows) return Status::ok();
 
+  int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
+  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
+  // split count is known; larger ones do neither (merge_splits_kernel.cuh).
+  DeviceInfo info;
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
   detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
   return detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p);

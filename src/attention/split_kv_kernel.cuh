@@ -22,7 +22,8 @@
 // 32 requests, else across the CTA); (2) the page ids of the first kStages + 1 tiles (two
 // tiles per register) and the q rows (cp.async), in one round trip; (3) the first kStages
 // tiles in one round trip. Index math that needs only kernel parameters (the packed rows'
-// token and head) is done before the wait. Measured per phase by baton-bench attention --trace. In the loop, the page ids of the
+// token and head) is done before the wait; baton-bench attention --trace measures each phase.
+// In the loop, the page ids of the
 // tile after next are loaded while the current tile is consumed, so no page-table load stands
 // between a tile's turn and its copy.
 //
@@ -154,7 +155,7 @@ constexpr bool single_launch_fits(int rows, int max_splits) {
 
 // The CTA's packed rows r (= t * group + g): draft token t and query head h, computed once per
 // CTA from kernel parameters (before the PDL wait) instead of a division by the group at each
-// use on the critical path. Rows past `rows` hold harmless values (never stored).
+// use on the critical path. Rows past the live ones hold harmless values (never stored).
 struct RowTable {
   int t[kRowsPerCta], h[kRowsPerCta];
 };
@@ -401,9 +402,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
   BATON_MARK(0, 9);
-  auto row_head = [&](int r) { return rows.h[r]; };
-  float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[row_head(r0)] : 0.f;
-  float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[row_head(r1)] : 0.f;
+  float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[rows.h[r0]] : 0.f;
+  float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[rows.h[r1]] : 0.f;
   int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
   int next_base = (kStages % 2) * kMmaTileKeys;
   if (early) {
@@ -424,8 +424,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int const ra = (lane % 4) * 2, rb = ra + 1;
   int const qpos_a = L - p.q_len + rows.t[ra];
   int const qpos_b = L - p.q_len + rows.t[rb];
-  float const slope_a = p.alibi != nullptr && ra < rows_here ? p.alibi[row_head(ra)] : 0.f;
-  float const slope_b = p.alibi != nullptr && rb < rows_here ? p.alibi[row_head(rb)] : 0.f;
+  float const slope_a = p.alibi != nullptr && ra < rows_here ? p.alibi[rows.h[ra]] : 0.f;
+  float const slope_b = p.alibi != nullptr && rb < rows_here ? p.alibi[rows.h[rb]] : 0.f;
   // Q^T as the B operand, two k-steps per ldmatrix.x4: (ks lo, ks hi, ks+1 lo, ks+1 hi).
   uint32_t qb[kKSteps][2];
 #pragma unroll
