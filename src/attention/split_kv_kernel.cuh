@@ -398,7 +398,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       BATON_MARK(0, 1);
       load_q();
     }
-    if (j < my_tiles) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
+    // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
+    // or two tiles of the request): the others were complete before it.
+    bool const copies = j < my_tiles && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys);
+    if (copies) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
   BATON_MARK(0, 9);
