@@ -136,6 +136,19 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
   return y;
 }
 
+// acc[i][e] *= f_e for every accumulator fragment i: the online softmax's rescale of O when
+// a row's running max moved (f_e: the factor of element e's row).
+template <int N>
+__device__ __forceinline__ void scale_fragments(float (&acc)[N][4], float f0, float f1, float f2, float f3) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    acc[i][0] *= f0;
+    acc[i][1] *= f1;
+    acc[i][2] *= f2;
+    acc[i][3] *= f3;
+  }
+}
+
 // Single-launch mode (p.counters set): after a CTA has stored its partials of split s of
 // (request b, kv head, row chunk), it counts itself in; the last of the n to arrive merges
 // all n partials of its rows (split_merge.cuh, same bits as merge_splits_kernel) and resets
@@ -419,6 +432,40 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 
   float* merge;  // [warp][row][D + 2]: O, then m, l (reuses the K/V buffers)
   constexpr int kMergePitch = D + 2;
+  // The KV loop's skeleton, shared by the two mma forms below. Tile j's K rows once it has
+  // landed in `slot` (its V rows follow them):
+  int slot = 0;
+  auto landed_tile = [&](int j) {
+    cp_async_wait<kStages - 1>();  // tile j has landed
+    __syncwarp();
+    if (j == 0) BATON_MARK(0, 4);
+    return reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
+  };
+  // After tile j: its slot refilled with tile j + kStages, the page ids of the one after.
+  auto next_tile = [&](int j) {
+    __syncwarp();  // every lane is done with the slot before it is refilled
+    if (j + kStages < my_tiles) load_tile(kAll, slot, j + kStages, next_page, next_base);
+    cp_async_commit();
+    next_page = page_of(j + kStages + 1);
+    next_base = 0;  // lands while the next tiles are consumed
+    slot = slot + 1 == kStages ? 0 : slot + 1;
+  };
+  auto loop_done = [&] {
+    cp_async_wait<0>();
+    BATON_MARK(0, 5);
+    allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+  };
+  // This warp's rows of the merge buffer, once every warp is done with its K/V buffers; m
+  // and l of row r go after its D dims.
+  auto warp_merge_rows = [&] {
+    __syncthreads();
+    merge = reinterpret_cast<float*>(kv_raw);
+    return merge + size_t(warp) * kRowsPerCta * kMergePitch;
+  };
+  auto store_ml = [&](float* mw, int r, float m, float l) {
+    mw[r * kMergePitch + D] = m;
+    mw[r * kMergePitch + D + 1] = l;
+  };
   if constexpr (kNarrow) {
   // Keys as the mma M dimension (docs/attention_next.md): S^T = K.Q^T and O^T += V^T.P^T
   // with the (at most 8) packed rows as N. Lane: keys lane / 4 (+ 8), rows ra = (lane % 4) * 2
@@ -446,12 +493,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   for (int m = 0; m < kMTiles; ++m) ot[m][0] = ot[m][1] = ot[m][2] = ot[m][3] = 0.f;
   float ma = -INFINITY, mb = -INFINITY, la = 0.f, lb = 0.f;
 
-  int slot = 0;
   for (int j = 0; j < my_tiles; ++j) {
-    cp_async_wait<kStages - 1>();  // tile j has landed
-    __syncwarp();
-    if (j == 0) BATON_MARK(0, 4);
-    T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
+    T const* k_tile = landed_tile(j);
     T const* v_tile = k_tile + kMmaTileKeys * kPitch;
 
     // S^T[16 keys x 8 rows]: A = K (keys 0-7 / 8-15 x dims lo / hi), two chains.
@@ -504,13 +547,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (moved) {
       la *= ca;
       lb *= cb;
-#pragma unroll
-      for (int m = 0; m < kMTiles; ++m) {
-        ot[m][0] *= ca;
-        ot[m][1] *= cb;
-        ot[m][2] *= ca;
-        ot[m][3] *= cb;
-      }
+      scale_fragments(ot, ca, cb, ca, cb);  // rows ra, rb, ra, rb
     }
     la += p0 + p2;
     lb += p1 + p3;
@@ -525,26 +562,16 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       ldmatrix_x4_trans(va, v_tile + ((lm / 2) * 8 + li) * kPitch + m * 16 + (lm % 2) * 8);
       MmaOp<T>::run(ot[m], va, pb0, pb1);
     }
-    __syncwarp();  // every lane is done with the slot before it is refilled
-    if (j + kStages < my_tiles) load_tile(kAll, slot, j + kStages, next_page, next_base);
-    cp_async_commit();
-    next_page = page_of(j + kStages + 1);
-    next_base = 0;
-    slot = slot + 1 == kStages ? 0 : slot + 1;
+    next_tile(j);
   }
-  cp_async_wait<0>();
-  BATON_MARK(0, 5);
-
-  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+  loop_done();
 
 #pragma unroll
   for (int o = 4; o < 32; o <<= 1) {
     la += __shfl_xor_sync(0xffffffffu, la, o);
     lb += __shfl_xor_sync(0xffffffffu, lb, o);
   }
-  __syncthreads();  // every warp is done with its K/V buffers
-  merge = reinterpret_cast<float*>(kv_raw);
-  float* mw = merge + size_t(warp) * kRowsPerCta * kMergePitch;
+  float* mw = warp_merge_rows();
 #pragma unroll
   for (int m = 0; m < kMTiles; ++m) {
     int const d = m * 16 + lane / 4;
@@ -554,10 +581,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     mw[rb * kMergePitch + d + 8] = ot[m][3];
   }
   if (lane < 4) {
-    mw[ra * kMergePitch + D] = ma;
-    mw[ra * kMergePitch + D + 1] = la;
-    mw[rb * kMergePitch + D] = mb;
-    mw[rb * kMergePitch + D + 1] = lb;
+    store_ml(mw, ra, ma, la);
+    store_ml(mw, rb, mb, lb);
   }
   __syncthreads();
   BATON_MARK(0, 10);
@@ -569,12 +594,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     for (int ks = 0; ks < kKSteps; ++ks) ldmatrix_x4(qf[ks], q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
   }
 
-  int slot = 0;
   for (int j = 0; j < my_tiles; ++j) {
-    cp_async_wait<kStages - 1>();  // tile j has landed
-    __syncwarp();
-    if (j == 0) BATON_MARK(0, 4);
-    T const* k_tile = reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
+    T const* k_tile = landed_tile(j);
     T const* v_tile = k_tile + kMmaTileKeys * kPitch;
 
     // S = Q . K^T: two n-tiles of 8 keys, each accumulated in two chains (even and odd
@@ -664,13 +685,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (moved) {
       l0 *= c0;
       l1 *= c1;
-#pragma unroll
-      for (int ot = 0; ot < kONTiles; ++ot) {
-        o[ot][0] *= c0;
-        o[ot][1] *= c0;
-        o[ot][2] *= c1;
-        o[ot][3] *= c1;
-      }
+      scale_fragments(o, c0, c0, c1, c1);  // rows r0, r0, r1, r1
     }
     l0 += ps0;
     l1 += ps1;
@@ -682,26 +697,16 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       MmaOp<T>::run(o[ot], pa, vb[0], vb[1]);
       MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
     }
-    __syncwarp();  // every lane is done with the slot before it is refilled
-    if (j + kStages < my_tiles) load_tile(kAll, slot, j + kStages, next_page, next_base);
-    cp_async_commit();
-    next_page = page_of(j + kStages + 1);
-    next_base = 0;  // lands while the next tiles are consumed
-    slot = slot + 1 == kStages ? 0 : slot + 1;
+    next_tile(j);
   }
-  cp_async_wait<0>();
-  BATON_MARK(0, 5);
-
-  allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+  loop_done();
 
   // Merge the 4 warps' (m, l, O) through shared memory (reusing the K/V buffers).
   l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
   l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-  __syncthreads();  // every warp is done with its K/V buffers
-  merge = reinterpret_cast<float*>(kv_raw);
-  float* mw = merge + size_t(warp) * kRowsPerCta * kMergePitch;
+  float* mw = warp_merge_rows();
 #pragma unroll
   for (int j = 0; j < kONTiles; ++j) {
     int const d = j * 8 + (lane % 4) * 2;
@@ -711,10 +716,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     mw[r1 * kMergePitch + d + 1] = o[j][3];
   }
   if (lane % 4 == 0) {
-    mw[r0 * kMergePitch + D] = m0;
-    mw[r0 * kMergePitch + D + 1] = l0;
-    mw[r1 * kMergePitch + D] = m1;
-    mw[r1 * kMergePitch + D + 1] = l1;
+    store_ml(mw, r0, m0, l0);
+    store_ml(mw, r1, m1, l1);
   }
   __syncthreads();
   BATON_MARK(0, 10);
