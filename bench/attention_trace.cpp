@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #if defined(BATON_TRACE)
@@ -15,9 +16,35 @@ namespace baton::bench {
 #if defined(BATON_TRACE)
 namespace {
 
+constexpr int kSmSlot = 11;  // the producer CTA's SM (%smid + 1), not a time
 constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "items",     "q+ids",
                                                         "tile0",  "kv loop", "stored",    "exit",
                                                         "ids req", "tiles req", "warps merged", ""};
+
+// BATON_TRACE_CSV=FILE: every producer CTA's marks appended to FILE, one line per CTA:
+// "what",cta,sm, then slots 0..10 and 12..15 in ns after t0 (empty: not written; 12..14: warp 0
+// at a quarter, half, three quarters of its tiles).
+void dump_csv(char const* what, unsigned long long const* prod, unsigned long long t0) {
+  char const* path = std::getenv("BATON_TRACE_CSV");
+  if (path == nullptr || path[0] == '\0') return;
+  std::FILE* f = std::fopen(path, "a");
+  if (f == nullptr) return;
+  for (int c = 0; c < trace::kMaxCtas; ++c) {
+    unsigned long long const* row = prod + size_t(c) * trace::kSlots;
+    if (row[kSmSlot] == 0) continue;
+    std::fprintf(f, "\"%s\",%d,%llu", what, c, row[kSmSlot] - 1);
+    for (int s = 0; s < trace::kSlots; ++s) {
+      if (s == kSmSlot) continue;
+      if (row[s] == 0) {
+        std::fprintf(f, ",");
+      } else {
+        std::fprintf(f, ",%lld", static_cast<long long>(row[s]) - static_cast<long long>(t0));
+      }
+    }
+    std::fprintf(f, "\n");
+  }
+  std::fclose(f);
+}
 constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit"};
 constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged"};
 // The producer's marks in the order a CTA passes them, for the per-CTA cycle counts.
@@ -92,6 +119,7 @@ void trace_print(char const* what, bool single) {
     return;
   }
   std::printf("%s (us after the first producer CTA's wait; min/median/max over CTAs):\n", what);
+  dump_csv(what, prod, t0);
   print_kernel("producer", kProducerMarks, prod, t0);
   print_kernel(single ? "last CTA" : "reducer", single ? kLastCtaMarks : kReducerMarks, red, t0);
   unsigned long long const* prod_cyc = prod + trace::kEntries;

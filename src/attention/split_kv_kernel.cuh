@@ -445,6 +445,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     cp_async_wait<kStages - 1>();  // tile j has landed
     __syncwarp();
     if (j == 0) BATON_MARK(0, 4);
+    // Trace: warp 0 has reached a quarter, half, three quarters of its tiles (slots 12..14).
+    if (j > 0 && j == my_tiles / 4) BATON_MARK(0, 12);
+    if (j > 0 && j == my_tiles / 2) BATON_MARK(0, 13);
+    if (j > 0 && j == 3 * my_tiles / 4) BATON_MARK(0, 14);
     return reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
   };
   // After tile j: its slot refilled with tile j + kStages, the page ids of the one after.
@@ -877,6 +881,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   __shared__ ItemList list;
   __shared__ RowTable rows;
   BATON_MARK(0, 0);
+  BATON_MARK_SM(0, 11);
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
   int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
   if (threadIdx.x < kRowsPerCta) {  // kernel parameters only: before the wait

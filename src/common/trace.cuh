@@ -12,7 +12,7 @@
 
 namespace baton::trace {
 
-constexpr int kSlots = 12;       // marks per CTA
+constexpr int kSlots = 16;       // marks per CTA
 constexpr int kMaxCtas = 8192;   // CTAs per kernel recorded (the rest are not)
 constexpr int kKernels = 2;      // 0: split_kv producer, 1: merge_splits reducer
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
@@ -32,6 +32,17 @@ static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal
   g_marks[at] = t;             // across SMs (coarse ticks)
   g_marks[kEntries + at] = c;  // within the CTA's SM (cycles)
 }
+// The CTA's SM (%smid + 1, so that 0 still means "not written") in slot `slot`.
+static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
+  if (threadIdx.x != 0) return;
+  unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
+  if (cta >= unsigned(kMaxCtas)) return;
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  size_t const at = (size_t(kernel) * kMaxCtas + cta) * kSlots + slot;
+  g_marks[at] = sm + 1ull;
+  g_marks[kEntries + at] = sm + 1ull;
+}
 #else
 #define BATON_TRACE_OFF 1
 #endif
@@ -40,8 +51,10 @@ static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal
 
 #if defined(BATON_TRACE_OFF)
 #define BATON_MARK(kernel, slot) ((void)0)
+#define BATON_MARK_SM(kernel, slot) ((void)0)
 #else
 #define BATON_MARK(kernel, slot) ::baton::trace::mark(kernel, slot)
+#define BATON_MARK_SM(kernel, slot) ::baton::trace::mark_sm(kernel, slot)
 #endif
 
 namespace baton::trace {
