@@ -1,6 +1,6 @@
 #include "runtime/check.h"
 
-#include <sstream>
+#include <string>
 
 namespace baton::detail {
 
@@ -12,12 +12,12 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
                 " (" + t.describe() + ")");
   }
   bool dtype_ok = false;
-  std::ostringstream allowed;
-  for (DType d : dtypes) {
-    dtype_ok = dtype_ok || d == t.dtype;
-    allowed << (allowed.tellp() > 0 ? " or " : "") << dtype_name(d);
+  for (DType d : dtypes) dtype_ok = dtype_ok || d == t.dtype;
+  if (!dtype_ok) {  // the message is built only on failure: this check runs on every eager call
+    std::string allowed;
+    for (DType d : dtypes) allowed += (allowed.empty() ? "" : " or ") + std::string(dtype_name(d));
+    return fail(std::string(name) + " dtype " + dtype_name(t.dtype) + " is not " + allowed);
   }
-  if (!dtype_ok) return fail(std::string(name) + " dtype " + dtype_name(t.dtype) + " is not " + allowed.str());
   for (int d = 0; d < rank; ++d) {
     if (t.shape[d] < 0) return fail(std::string(name) + " has a negative size (" + t.describe() + ")");
     if (t.stride[d] < 0) return fail(std::string(name) + " has a negative stride (" + t.describe() + ")");
