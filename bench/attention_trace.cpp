@@ -23,7 +23,8 @@ constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "ite
 
 // BATON_TRACE_CSV=FILE: every producer CTA's marks appended to FILE, one line per CTA:
 // "what",cta,sm, then slots 0..10 and 12..15 in ns after t0 (empty: not written; 12..14: warp 0
-// at a quarter, half, three quarters of its tiles).
+// at a quarter, half, three quarters of its tiles). Each slot keeps its last writer, so with
+// several items per CTA one row can mix items (a short last item leaves earlier marks).
 void dump_csv(char const* what, unsigned long long const* prod, unsigned long long t0) {
   char const* path = std::getenv("BATON_TRACE_CSV");
   if (path == nullptr || path[0] == '\0') return;

@@ -98,13 +98,15 @@ __device__ __forceinline__ void cp_async_16(void* smem, void const* gmem, bool v
   int const bytes = valid ? 16 : 0;  // 0: zero-fill, nothing read
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(addr), "l"(gmem), "r"(bytes) : "memory");
 }
-// An L2 eviction policy for data a call reads once (the K/V stream): its lines go first, so
-// the stream does not push the small data every call reuses (lengths, page tables, q, the
-// split partials) out of L2.
-__device__ __forceinline__ uint64_t l2_evict_first_policy() {
-  uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
+// L2 eviction policy for the K/V stream. Read once per call (one row chunk per kv head):
+// evict-first, so the stream does not push the small data every call reuses (lengths, page
+// tables, q, the split partials) out of L2. Read by several row chunks' CTAs: evict-normal,
+// so the later readers can still hit.
+__device__ __forceinline__ uint64_t l2_stream_policy(bool read_once) {
+  uint64_t first, normal;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(first));
+  asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(normal));
+  return read_once ? first : normal;
 }
 __device__ __forceinline__ void cp_async_16_stream(void* smem, void const* gmem, bool valid, uint64_t policy) {
   unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));

@@ -31,7 +31,8 @@
 // 106 KB at D = 128 (2 CTAs per SM), 206 KB at D = 256, 56 KB at D = 64.
 //
 // Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V), read once per row chunk,
-// with an L2 evict-first policy, so the stream leaves the small data every call reuses
+// with an L2 evict-first policy when there is one row chunk (evict-normal when several
+// chunks' CTAs read the same K/V), so the stream leaves the small data every call reuses
 // (lengths, page table, q, partials) in L2 (same machine: 1x1K 7.57 -> 7.52 us, 8x1K 15.45
 // -> 15.26, 1x8K 15.06 -> 14.92, 1x32K+15x1K 58.35 -> 57.23).
 //
@@ -352,8 +353,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // main loop): every inlined copy costs instruction cache, which small shapes pay cold.
   enum { kAll, kOld, kNew };
   int const key_of_lane = lane / kChunksPerKey;  // + i * kKeysPerLoad for load i
-  // K/V rows are read once per call: evict-first in L2 (attention_common.cuh).
-  uint64_t const kv_policy = l2_evict_first_policy();
+  // K/V rows: evict-first in L2 when this CTA's row chunk is the only reader (attention_common.cuh).
+  uint64_t const kv_policy = l2_stream_policy(p.row_chunks == 1);
   auto copy_kv = [&](void* dst, void const* src, bool valid) { cp_async_16_stream(dst, src, valid, kv_policy); };
   auto load_tile = [&](int mode, int slot, int j, int32_t page_reg, int base) {
     T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes) + key_of_lane * kPitch + part * 8;
