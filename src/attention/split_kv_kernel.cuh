@@ -752,7 +752,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
       float const* rw = merge + (w * kRowsPerCta + r) * kMergePitch;
-      sc[w] = rw[D] == -INFINITY ? 0.f : __expf(rw[D] - M);
+      sc[w] = merge_weight(rw[D], M);  // the warp's weight: 0 for a warp without keys
       den += sc[w] * rw[D + 1];
     }
     float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
