@@ -21,25 +21,29 @@ constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table:
 // One table per translation unit that includes this header; only decode_attention.cu does.
 static __device__ unsigned long long g_marks[2 * kEntries];
 
-static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal, like its table
-  if (threadIdx.x != 0) return;
+// Thread 0's entry of (kernel, this CTA, slot) in both tables; false for other threads and
+// CTAs past kMaxCtas.
+static __device__ __forceinline__ bool slot_of(int kernel, int slot, size_t* at) {
   unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
-  if (cta >= unsigned(kMaxCtas)) return;
+  if (threadIdx.x != 0 || cta >= unsigned(kMaxCtas)) return false;
+  *at = (size_t(kernel) * kMaxCtas + cta) * kSlots + slot;
+  return true;
+}
+static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal, like its table
+  size_t at;
+  if (!slot_of(kernel, slot, &at)) return;
   unsigned long long t, c;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
-  size_t const at = (size_t(kernel) * kMaxCtas + cta) * kSlots + slot;
   g_marks[at] = t;             // across SMs (coarse ticks)
   g_marks[kEntries + at] = c;  // within the CTA's SM (cycles)
 }
 // The CTA's SM (%smid + 1, so that 0 still means "not written") in slot `slot`.
 static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
-  if (threadIdx.x != 0) return;
-  unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
-  if (cta >= unsigned(kMaxCtas)) return;
+  size_t at;
+  if (!slot_of(kernel, slot, &at)) return;
   unsigned sm;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  size_t const at = (size_t(kernel) * kMaxCtas + cta) * kSlots + slot;
   g_marks[at] = sm + 1ull;
   g_marks[kEntries + at] = sm + 1ull;
 }
