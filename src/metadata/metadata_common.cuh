@@ -113,28 +113,25 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
 // [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
 // wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over or no
 // request is long (then floor(len / c1)). len_of(i): clamped length (>= 0) of request i;
-// total: their sum.
+// total: their sum; longest: their max (both already reduced by the caller).
 template <class LenOf>
-__device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, SplitPlanDevice const& p) {
+__device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, int64_t longest,
+                                   SplitPlanDevice const& p) {
   __shared__ unsigned long long sums[1 + kPlanBisectSteps];
-  __shared__ unsigned long long longest_s;
   if (threadIdx.x <= kPlanBisectSteps) sums[threadIdx.x] = 0;
-  if (threadIdx.x == 0) longest_s = 0;
   __syncthreads();
   int64_t const c1 = balanced_chunk(total, p);
-  unsigned long long long_len = 0, longest = 0;
+  unsigned long long long_len = 0;
   for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
     int64_t const len = len_of(i);
     if (balanced_long(len, c1)) long_len += static_cast<unsigned long long>(len);
-    longest = static_cast<unsigned long long>(len) > longest ? static_cast<unsigned long long>(len) : longest;
   }
   block_add(&sums[0], long_len);
-  atomicMax(&longest_s, longest);
   __syncthreads();
   int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
   if (slots <= 0 || sums[0] == 0) return 0;
   int64_t hi = ceil_div(static_cast<int64_t>(sums[0]) * p.ctas_per_request, slots);
-  hi = hi < static_cast<int64_t>(longest_s) ? hi : static_cast<int64_t>(longest_s);  // longest > c1: one is long
+  hi = hi < longest ? hi : longest;  // longest > c1: one is long
   hi = hi > c1 ? hi : c1;
   int64_t lo = c1;
   for (int k = 0; k < kPlanBisectSteps && lo < hi; ++k) {  // the same steps in every thread
@@ -229,7 +226,9 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   atomicMin(&min_len_s, static_cast<long long>(min_len));
   __syncthreads();
   int64_t const chunk2 =
-      plan.ctas_per_wave > 0 ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, plan) : 0;
+      plan.ctas_per_wave > 0
+          ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, max_len_s, plan)
+          : 0;
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
     plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, chunk2, batch_size, plan);
   }
