@@ -43,11 +43,16 @@ struct SplitPlanParams {
   // most max_splits and, with a key floor, at most floor(len_b / min_keys_per_split)). When the batch
   // alone fills the wave, floor(len_b / chunk). Ragged batches give long requests many splits
   // and short ones one. No request gets more than max(1, floor(ctas_per_wave / CTAs per
-  // request)) splits. CTAs per request follow SGLang's rule
-  // (num_kv_heads for group 2..16): exact for the attention producer when group * q_len <=
-  // 16; with more packed rows per kv head the producer runs ceil(group * q_len / 16) times as
-  // many CTAs (still correct, more than one wave).
+  // request)) splits. CTAs per request: the attention producer's, num_kv_heads *
+  // ceil(group * q_len / 16) (it packs up to 16 rows -- draft token x query head -- of a kv
+  // head per CTA); with q_len 1 that is SGLang's rule (num_q_heads for group 1, else
+  // ceil(num_q_heads / min(16, group))).
   int ctas_per_wave = 0;
+  // Query tokens per request (1..8), as DecodeAttentionArgs::q_len: the balanced plan counts
+  // the producer's CTAs per request with it, so that speculative decoding with group * q_len
+  // > 16 (e.g. group 8, 4 draft tokens: 2 CTAs per kv head) still plans one wave. The SGLang
+  // heuristic (ctas_per_wave 0) ignores it.
+  int q_len = 1;
 };
 
 // ---- build_decode_metadata ------------------------------------------------------------

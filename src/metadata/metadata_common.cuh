@@ -20,7 +20,7 @@ struct SplitPlanDevice {
   int32_t* num_kv_splits = nullptr;  // [batch_size], null: no plan
   int max_splits = 1;
   int num_sms = 1;
-  int ctas_per_request = 1;  // ceil(num_q_heads / min(16, group)), or num_q_heads if group == 1
+  int ctas_per_request = 1;  // validate.h split_plan_ctas_per_request: the attention grid's CTAs per request
   int min_keys_per_split = 0;
   int ctas_per_wave = 0;  // > 0: balanced plan (SplitPlanParams::ctas_per_wave)
 };

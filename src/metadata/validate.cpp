@@ -30,6 +30,10 @@ Status check_vector_out(Checker const& c, TensorView const& t, char const* name,
 
 int split_plan_ctas_per_request(SplitPlanParams const& plan) {
   int const group = plan.num_q_heads / plan.num_kv_heads;
+  if (plan.ctas_per_wave > 0) {  // balanced: the producer's CTAs, 16 packed rows each
+    int const rows = group * plan.q_len;
+    return plan.num_kv_heads * ((rows + 15) / 16);
+  }
   if (group == 1) return plan.num_q_heads;
   int const block = group < 16 ? group : 16;
   return (plan.num_q_heads + block - 1) / block;
@@ -50,6 +54,9 @@ Status validate_split_plan(SplitPlanParams const& plan, char const* op) {
   }
   if (plan.ctas_per_wave < 0) {
     return c.fail("split_plan.ctas_per_wave " + str(plan.ctas_per_wave) + " must be >= 0 (0: SGLang heuristic)");
+  }
+  if (plan.q_len < 1 || plan.q_len > 8) {
+    return c.fail("split_plan.q_len " + str(plan.q_len) + " must be in [1, 8] (query tokens per request)");
   }
   return Status::ok();
 }

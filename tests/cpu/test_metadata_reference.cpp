@@ -98,6 +98,21 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));
 }
 
+TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
+  // 64/8 heads (group 8), 8 x 4K, 264 CTAs per wave. One token per request: 8 rows per kv
+  // head, 8 CTAs per request; the smallest chunk with 8 x 8 x ceil(4096 / c) <= 264 is 1024:
+  // 4 splits each (256 CTAs).
+  std::vector<int32_t> const lens(8, 4096);
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264}), std::vector<int32_t>(8, 4));
+  // 4 draft tokens: 32 rows per kv head, 2 producer CTAs per kv head, 16 per request; 4
+  // splits would be 512 CTAs (two waves), so the plan halves them: 8 x 2 x 16 = 256.
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 4}), std::vector<int32_t>(8, 2));
+  // 2 draft tokens fit in one CTA per kv head (16 rows): the same plan as one token.
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 2}), std::vector<int32_t>(8, 4));
+  // The SGLang heuristic (ctas_per_wave 0) ignores q_len.
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 4}), plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 1}));
+}
+
 TEST(PlanKvSplitsReference, ZeroLengthPlansOneSplitWithoutDividingByZero) {
   EXPECT_EQ(plan_kv_splits({0}, {32, 8, 16, 132}), (std::vector<int32_t>{1}));
   EXPECT_EQ(plan_kv_splits({0, 0, 5000}, {32, 8, 16, 132})[0], 1);

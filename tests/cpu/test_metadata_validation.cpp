@@ -180,6 +180,14 @@ TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
   b = a;
   b.params.ctas_per_wave = -5;
   EXPECT_NE(plan_kv_splits(b).message().find("ctas_per_wave -5"), std::string::npos);
+  for (int q_len : {0, 9}) {
+    b = a;
+    b.params.q_len = q_len;
+    EXPECT_NE(plan_kv_splits(b).message().find("split_plan.q_len " + std::to_string(q_len)), std::string::npos);
+  }
+  b = a;
+  b.params.q_len = 8;
+  EXPECT_TRUE(plan_kv_splits_supported(b).is_ok());
 }
 
 }  // namespace

@@ -139,8 +139,10 @@ class PlanKvSplits : public GpuTest {};
 
 TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
   std::mt19937_64 rng(11);
-  struct Heads { int q, kv; };
-  for (Heads h : {Heads{32, 8}, Heads{32, 32}, Heads{64, 4}, Heads{8, 1}}) {
+  // q: 64 / 8 with 4 draft tokens is 32 packed rows per kv head (2 producer CTAs per kv head
+  // in the balanced plan).
+  struct Heads { int q, kv, q_len = 1; };
+  for (Heads h : {Heads{32, 8}, Heads{32, 32}, Heads{64, 4}, Heads{8, 1}, Heads{64, 8, 4}}) {
     for (int batch : {1, 3, 64, 1000}) {
       for (int max_splits : {1, 4, 64, -64, 1000, -1000}) {  // < 0: with a 256-key floor
         int const min_keys = max_splits < 0 ? 256 : 0;
@@ -151,19 +153,19 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
           lens[b] = b == 0 ? 0 : (b % 3 == 0 ? int32_t(rng() % 64) : int32_t(rng() % 40000));
         }
         if (batch == 1) lens[0] = int32_t(rng() % 40000);
-        ref::SplitPlan plan{h.q, h.kv, max_splits, 132, min_keys, wave};
+        ref::SplitPlan plan{h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len};
         auto d_lens = DeviceBuffer<int32_t>::from(lens);
         DeviceBuffer<int32_t> d_splits(batch);
         d_splits.poison(0xAB);
         PlanKvSplitsArgs a;
         a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
         a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
-        a.params = {h.q, h.kv, max_splits, 132, min_keys, wave};
+        a.params = {h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len};
         BATON_ASSERT_OK(plan_kv_splits(a));
         CUDA_CHECK(cudaDeviceSynchronize());
         std::vector<int32_t> want = ref::plan_kv_splits(lens, plan);
         EXPECT_TRUE(equal_exact(d_splits.download(), want, "num_kv_splits"))
-            << "heads " << h.q << "/" << h.kv << " batch " << batch << " max_splits " << max_splits;
+            << "heads " << h.q << "/" << h.kv << " q_len " << h.q_len << " batch " << batch << " max_splits " << max_splits;
         for (int32_t v : want) ASSERT_TRUE(v >= 1 && v <= max_splits);
         if (batch == 64 && max_splits == 64) {  // rule 7 on one configuration per head layout
           auto runs = run_pdl_and_graph_configs(

@@ -55,7 +55,11 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     min_len = std::min(min_len, v);
   }
   int const group = plan.num_q_heads / plan.num_kv_heads;
-  int64_t const per_request = group == 1 ? plan.num_q_heads : cdiv(plan.num_q_heads, std::min(16, group));
+  // The attention producer's CTAs per request (16 packed rows of a kv head each) for the
+  // balanced plan; SGLang's rule for its heuristic (the same when q_len is 1).
+  int64_t const per_request = plan.ctas_per_wave > 0 ? int64_t(plan.num_kv_heads) * cdiv(group * plan.q_len, 16)
+                              : group == 1          ? plan.num_q_heads
+                                                    : cdiv(plan.num_q_heads, std::min(16, group));
   if (plan.ctas_per_wave > 0) {  // balanced: about ctas_per_wave CTAs of equal work
     int64_t total = 0;
     for (int32_t l : lens) total += std::max<int32_t>(l, 0);
