@@ -91,12 +91,15 @@ int run_attention_bench(BenchOptions const& opt) {
     if (opt.wave >= 0) wave = opt.wave;
   }
   // The balanced plan never gives a request more than ctas_per_wave / CTAs-per-request splits
-  // (8 kv heads x 1 row chunk here), so that is the capture-time bound; SGLang's default is 64.
+  // (8 kv heads x the producer's row chunks), so that is the capture-time bound; SGLang's
+  // default is 64.
+  int const q_len = opt.q_len, plan_q_len = opt.plan_q_len > 0 ? opt.plan_q_len : q_len;
+  int const ctas_per_request = kHkv * ((kHq / kHkv * q_len + 15) / 16);
   int const max_splits = opt.max_splits > 0 ? opt.max_splits
-                         : wave > 0        ? std::min(kDefaultMaxSplits, (wave + kHkv - 1) / kHkv)
-                                           : kDefaultMaxSplits;
-  std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d\n",
-              wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave);
+                         : wave > 0 ? std::min(kDefaultMaxSplits, (wave + ctas_per_request - 1) / ctas_per_request)
+                                    : kDefaultMaxSplits;
+  std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d, q_len %d (plan's %d)\n",
+              wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave, q_len, plan_q_len);
 
   Table table({"shape", "KV MB", "graph us", "PDL off", "early", "1-launch", "early 1L", "TB/s", "of 4.4", "cold us",
                "cold PDL off", "cold early", "cold 1-launch", "cold early 1L", "eager us", "eager PDL off",
@@ -137,25 +140,26 @@ int run_attention_bench(BenchOptions const& opt) {
     int32_t *lens_d, *table_d, *splits_d;
     float* lse;
     void* ws;
-    size_t const ws_bytes = decode_attention_workspace_bytes(batch, 1, kHq, kD, max_splits);
-    cudaMalloc(&q, size_t(batch) * kHq * kD * 2);
-    cudaMalloc(&out, size_t(batch) * kHq * kD * 2);
-    cudaMalloc(&lse, size_t(batch) * kHq * 4);
+    size_t const ws_bytes = decode_attention_workspace_bytes(batch, q_len, kHq, kD, max_splits);
+    int64_t const tokens = int64_t(batch) * q_len;
+    cudaMalloc(&q, size_t(tokens) * kHq * kD * 2);
+    cudaMalloc(&out, size_t(tokens) * kHq * kD * 2);
+    cudaMalloc(&lse, size_t(tokens) * kHq * 4);
     cudaMalloc(&lens_d, batch * 4);
     cudaMalloc(&table_d, table_host.size() * 4);
     cudaMalloc(&splits_d, batch * 4);
     cudaMalloc(&ws, std::max<size_t>(ws_bytes, 16));
     int32_t* counters;  // single launch: zeroed once, every call leaves it 0
-    cudaMalloc(&counters, size_t(batch) * kHq * 4);
-    cudaMemset(counters, 0, size_t(batch) * kHq * 4);
-    fill_random_bf16<<<64, 256>>>(q, size_t(batch) * kHq * kD, 99);
+    cudaMalloc(&counters, size_t(tokens) * kHq * 4);
+    cudaMemset(counters, 0, size_t(tokens) * kHq * 4);
+    fill_random_bf16<<<64, 256>>>(q, size_t(tokens) * kHq * kD, 99);
     cudaMemcpy(lens_d, c.lens.data(), batch * 4, cudaMemcpyHostToDevice);
     cudaMemcpy(table_d, table_host.data(), table_host.size() * 4, cudaMemcpyHostToDevice);
 
     PlanKvSplitsArgs plan;
     plan.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
     plan.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
-    plan.params = {kHq, kHkv, max_splits, 0, min_keys, wave};
+    plan.params = {kHq, kHkv, max_splits, 0, min_keys, wave, plan_q_len};
     Status st = plan_kv_splits(plan);
     std::vector<int32_t> splits(batch);
     cudaMemcpy(splits.data(), splits_d, batch * 4, cudaMemcpyDeviceToHost);
@@ -165,7 +169,8 @@ int run_attention_bench(BenchOptions const& opt) {
       return [&, pdl, early, single](cudaStream_t stream, int i) {
         Pool const& pool = pools[i % num_pools];
         DecodeAttentionArgs a;
-        a.q = TensorView::contiguous(q, DType::kBFloat16, {batch, kHq, kD});
+        a.q = TensorView::contiguous(q, DType::kBFloat16, {tokens, kHq, kD});
+        a.q_len = q_len;
         std::vector<int64_t> const dims = opt.hnd ? std::vector<int64_t>{num_pages, kHkv, kPage, kD}
                                                   : std::vector<int64_t>{num_pages, kPage, kHkv, kD};
         a.layout = opt.hnd ? KvLayout::kHND : KvLayout::kNHD;
@@ -175,11 +180,11 @@ int run_attention_bench(BenchOptions const& opt) {
         a.page_table = TensorView::contiguous(table_d, DType::kInt32, {batch, max_pages});
         a.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
         a.max_splits = max_splits;
-        a.out = TensorView::contiguous(out, DType::kBFloat16, {batch, kHq, kD});
-        a.lse = TensorView::contiguous(lse, DType::kFloat32, {batch, kHq});
+        a.out = TensorView::contiguous(out, DType::kBFloat16, {tokens, kHq, kD});
+        a.lse = TensorView::contiguous(lse, DType::kFloat32, {tokens, kHq});
         a.inputs_written_before_chain = early;  // true here: metadata is written before capture
         a.single_launch = single;
-        if (single) a.merge_counters = TensorView::contiguous(counters, DType::kInt32, {int64_t(batch) * kHq});
+        if (single) a.merge_counters = TensorView::contiguous(counters, DType::kInt32, {tokens * kHq});
         Status s = decode_attention(a, {ws, ws_bytes}, {stream, pdl});
         if (!s.is_ok()) std::fprintf(stderr, "decode_attention: %s\n", s.to_string().c_str());
         return s.is_ok();

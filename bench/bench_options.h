@@ -12,6 +12,8 @@ struct BenchOptions {
   int min_keys = -1;         // --min-keys N: SplitPlanParams.min_keys_per_split (-1: default)
   int max_splits = -1;       // --max-splits N: SplitPlanParams.max_splits and grid (-1: default)
   int wave = -1;             // --wave N: SplitPlanParams.ctas_per_wave (-1: decode_attention_ctas_per_wave)
+  int q_len = 1;             // --q-len N: query tokens per request (draft tokens), 1..8
+  int plan_q_len = 0;        // --plan-q-len N: SplitPlanParams.q_len (0: the same as q_len)
   bool sglang_plan = false;  // --sglang: SGLang's split heuristic instead of the balanced plan
   bool hnd = false;          // --hnd: KV pools in HND layout instead of NHD
   int pools = 0;             // --pools N: KV pools per graph (0: enough to exceed 3x the L2)

@@ -1,7 +1,7 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
 //   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
-//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang] [--hnd] [--pools N] [--profile] [--trace]
+//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--q-len N] [--plan-q-len N] [--sglang] [--hnd] [--pools N] [--profile] [--trace]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +15,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
                "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang]\n"
+               "                       [--q-len N] [--plan-q-len N]  (draft tokens per request; the plan's q_len)\n"
                "                   [--hnd] [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n"
@@ -41,6 +42,12 @@ int main(int argc, char** argv) {
       opt.max_splits = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--wave") && i + 1 < argc) {
       opt.wave = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--q-len") && i + 1 < argc) {
+      opt.q_len = std::atoi(argv[++i]);
+      if (opt.q_len < 1 || opt.q_len > 8) return usage();
+    } else if (!std::strcmp(argv[i], "--plan-q-len") && i + 1 < argc) {
+      opt.plan_q_len = std::atoi(argv[++i]);
+      if (opt.plan_q_len < 1 || opt.plan_q_len > 8) return usage();
     } else if (!std::strcmp(argv[i], "--hnd")) {
       opt.hnd = true;
     } else if (!std::strcmp(argv[i], "--pools") && i + 1 < argc) {
