@@ -111,9 +111,11 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
 // per request / CTAs left)) always fits the wave (the sum of ceil(len / c_hi) over the long
 // requests is at most long keys / c_hi + their count); kPlanBisectSteps bisection steps over
 // [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
-// wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over or no
-// request is long (then floor(len / c1)). len_of(i): clamped length (>= 0) of request i;
-// total: their sum; longest: their max (both already reduced by the caller).
+// wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over, no request
+// is long, or the fit would give a split more than 2 x c1 keys (then floor(len / c1), which
+// may take more than one wave: the CTAs loop over the items). len_of(i): clamped length
+// (>= 0) of request i; total: their sum; longest: their max (both already reduced by the
+// caller).
 template <class LenOf>
 __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, int64_t longest,
                                    SplitPlanDevice const& p) {
@@ -149,7 +151,10 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
       lo = mid + 1;
     }
   }
-  return hi;
+  // A fit whose splits are more than twice the first-pass chunk starves the long requests (few
+  // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 32K among 31 x 1K
+  // would get 2 splits of 16K keys): about one chunk per split instead, past the wave.
+  return hi > 2 * c1 ? 0 : hi;
 }
 
 // Split count of one request: SGLang's heuristic (decode-metadata.md section 3), or baton's

@@ -185,5 +185,33 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
   }
 }
 
+// The balanced plan's guard against a starving fit (metadata_common.cuh, balanced_chunk2):
+// batches whose one-CTA-per-request minimum leaves only a few CTAs of the wave.
+TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
+  struct Case {
+    int q, kv, q_len, batch, max_splits, want_long;
+  };
+  // 1 x 32K among 31 x 1K (32/8 heads): 16 splits, not 2; among 15 x 1K with 64/8 heads and 4
+  // draft tokens (16 CTAs per request): 11, not 1.
+  for (Case c : {Case{32, 8, 1, 32, 64, 16}, Case{64, 8, 4, 16, 17, 11}}) {
+    std::vector<int32_t> lens(c.batch, 1024);
+    lens[0] = 32768;
+    auto d_lens = DeviceBuffer<int32_t>::from(lens);
+    DeviceBuffer<int32_t> d_splits(c.batch);
+    d_splits.poison(0xAB);
+    PlanKvSplitsArgs a;
+    a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {c.batch});
+    a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {c.batch});
+    a.params = {c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len};
+    BATON_ASSERT_OK(plan_kv_splits(a));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<int32_t> const got = d_splits.download();
+    ref::SplitPlan const plan{c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len};
+    EXPECT_TRUE(equal_exact(got, ref::plan_kv_splits(lens, plan), "num_kv_splits")) << "q_len " << c.q_len;
+    EXPECT_EQ(got[0], c.want_long) << "q_len " << c.q_len;
+    for (int b = 1; b < c.batch; ++b) EXPECT_EQ(got[b], 1) << "request " << b;
+  }
+}
+
 }  // namespace
 }  // namespace baton::test

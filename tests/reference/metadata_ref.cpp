@@ -93,7 +93,7 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
           lo = mid + 1;
         }
       }
-      chunk2 = hi;
+      chunk2 = hi > 2 * chunk ? 0 : hi;  // a starving fit: about one chunk per split instead
     }
     for (size_t b = 0; b < lens.size(); ++b) {
       int64_t const len = std::max<int32_t>(lens[b], 1);
