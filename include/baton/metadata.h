@@ -42,7 +42,10 @@ struct SplitPlanParams {
   // chunk c whose splits fit the wave; request b gets ceil(len_b / c) splits (at least 1, at
   // most max_splits and, with a key floor, at most floor(len_b / min_keys_per_split)). When the batch
   // alone fills the wave, or c > 2 x chunk (too few CTAs left over: the fit would starve the
-  // long requests), floor(len_b / chunk), past the wave (the producer's CTAs loop over items). Ragged batches give long requests many splits
+  // long requests): floor(len_b / chunk_over), past the wave, with chunk_over the chunk for
+  // two waves (ceil(sum of lengths x CTAs per request / (2 x ctas_per_wave)), at least the key
+  // floor): the producer's CTAs loop over the items past the wave, and finer items even out
+  // their loops. Ragged batches give long requests many splits
   // and short ones one. No request gets more than max(1, floor(ctas_per_wave / CTAs per
   // request)) splits. CTAs per request: the attention producer's, num_kv_heads *
   // ceil(group * q_len / 16) (it packs up to 16 rows -- draft token x query head -- of a kv

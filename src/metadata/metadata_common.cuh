@@ -85,6 +85,16 @@ __device__ __forceinline__ int64_t balanced_chunk(int64_t total_len, SplitPlanDe
   return chunk < 1 ? 1 : chunk;
 }
 
+// Past one wave (the batch alone fills it, or a fit would starve the long requests): the
+// chunk for two waves of CTAs, so that the producer's CTAs, which loop over the items past
+// the wave, get items of about half a one-wave chunk -- finer items even out the CTAs' loops.
+__device__ __forceinline__ int64_t overflow_chunk(int64_t total_len, SplitPlanDevice const& p) {
+  total_len = total_len < 1 ? 1 : total_len;
+  int64_t chunk = ceil_div(total_len * p.ctas_per_request, 2 * int64_t(p.ctas_per_wave));
+  chunk = chunk > p.min_keys_per_split ? chunk : p.min_keys_per_split;
+  return chunk < 1 ? 1 : chunk;
+}
+
 // A request longer than the first-pass chunk is "long".
 __device__ __forceinline__ bool balanced_long(int64_t len, int64_t chunk) { return (len < 1 ? 1 : len) > chunk; }
 
@@ -112,8 +122,8 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
 // requests is at most long keys / c_hi + their count); kPlanBisectSteps bisection steps over
 // [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
 // wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over, no request
-// is long, or the fit would give a split more than 2 x c1 keys (then floor(len / c1), which
-// may take more than one wave: the CTAs loop over the items). len_of(i): clamped length
+// is long, or the fit would give a split more than 2 x c1 keys (then floor(len /
+// overflow_chunk), past the wave: the CTAs loop over the items). len_of(i): clamped length
 // (>= 0) of request i; total: their sum; longest: their max (both already reduced by the
 // caller).
 template <class LenOf>
@@ -153,7 +163,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   }
   // A fit whose splits are more than twice the first-pass chunk starves the long requests (few
   // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 32K among 31 x 1K
-  // would get 2 splits of 16K keys): about one chunk per split instead, past the wave.
+  // would get 2 splits of 16K keys): past the wave instead (plan_one: overflow_chunk).
   return hi > 2 * c1 ? 0 : hi;
 }
 
@@ -166,7 +176,7 @@ __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t mi
   len = len < 1 ? 1 : len;
   if (p.ctas_per_wave > 0) {
     if (chunk2 > 0) return static_cast<int>(balanced_splits(len, chunk2, p));
-    int64_t const n = len / balanced_chunk(total_len, p);  // no CTA to spare: about one chunk per split
+    int64_t const n = len / overflow_chunk(total_len, p);  // past the wave: about one chunk per split
     return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
   }
   max_len = max_len < 1 ? 1 : max_len;

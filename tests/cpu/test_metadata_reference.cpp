@@ -77,11 +77,11 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 64, 132, 0, 264}), want);
   // 32 x 8K (first chunk 7944): 8 CTAs to spare -> chunk2 = 262144 -> one split each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(32, 8192), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(32, 1));
-  // More requests than the wave holds (40 x 8 CTAs > 264): floor(len / first chunk).
+  // More requests than the wave holds (40 x 8 CTAs > 264): floor(len / two-wave chunk).
   std::vector<int32_t> crowd(40, 100);
-  crowd[0] = 100000;  // first chunk ceil(103900 * 8 / 264) = 3149 -> 31 splits
+  crowd[0] = 100000;  // past the wave: the two-wave chunk ceil(103900 * 8 / 528) = 1575 -> 63 splits
   std::vector<int32_t> crowd_want(40, 1);
-  crowd_want[0] = 31;
+  crowd_want[0] = 63;
   EXPECT_EQ(plan_kv_splits(crowd, {32, 8, 64, 132, 0, 264}), crowd_want);
   // 8 x 1K: chunk = 249, chunk2 = max(249, ceil(8192 * 8 / 200)) = 328 -> 4 splits each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(8, 4));
@@ -95,12 +95,13 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   EXPECT_EQ(plan_kv_splits({129}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{1}));
   EXPECT_EQ(plan_kv_splits({200, 200, 200, 200}, {32, 8, 64, 132, 128, 264}), std::vector<int32_t>(4, 1));
   // A fit that starves the long request: 1 x 32K among 31 x 1K leaves 8 CTAs, so fitting the
-  // wave would mean 2 splits of 16K keys, 8x the first chunk ceil(65536 * 8 / 264) = 1986;
-  // floor(32768 / 1986) = 16 splits instead (376 CTAs, past the wave).
+  // wave would mean 2 splits of 16K keys, 8x the first chunk ceil(64512 * 8 / 264) = 1955;
+  // past the wave instead: floor(32768 / 978) = 33 splits with the two-wave chunk
+  // ceil(64512 * 8 / 528) = 978 (512 CTAs).
   std::vector<int32_t> starved(32, 1024);
   starved[0] = 32768;
   std::vector<int32_t> starved_want(32, 1);
-  starved_want[0] = 16;
+  starved_want[0] = 33;
   EXPECT_EQ(plan_kv_splits(starved, {32, 8, 64, 132, 0, 264}), starved_want);
   // Zero lengths plan one split; an all-zero batch divides by nothing.
   EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));
@@ -118,13 +119,14 @@ TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
   // 2 draft tokens fit in one CTA per kv head (16 rows): the same plan as one token.
   EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 2}), std::vector<int32_t>(8, 4));
   // One 32K request among 15 of 1K with 4 draft tokens: 16 requests x 16 CTAs leave 8 of the
-  // 264, so a one-wave fit would give the long request 1 split of 32K keys (32x the first
-  // chunk ceil(48128 * 16 / 264) = 2917); it gets floor(32768 / 2917) = 11 splits instead
-  // (416 CTAs: the producer's CTAs loop over the items past the wave).
+  // 264, so a one-wave fit would give the long request 1 split of 32K keys (11x the first
+  // chunk ceil(48128 * 16 / 264) = 2917); past the wave instead, with the two-wave chunk
+  // ceil(48128 * 16 / 528) = 1459: floor(32768 / 1459) = 22, capped at max_splits 17 (512
+  // CTAs: the producer's CTAs loop over the items past the wave).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
   std::vector<int32_t> ragged_want(16, 1);
-  ragged_want[0] = 11;
+  ragged_want[0] = 17;
   EXPECT_EQ(plan_kv_splits(ragged, {64, 8, 17, 132, 128, 264, 4}), ragged_want);
   // The SGLang heuristic (ctas_per_wave 0) ignores q_len.
   EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 4}), plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 1}));

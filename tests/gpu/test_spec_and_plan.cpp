@@ -191,9 +191,9 @@ TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
   struct Case {
     int q, kv, q_len, batch, max_splits, want_long;
   };
-  // 1 x 32K among 31 x 1K (32/8 heads): 16 splits, not 2; among 15 x 1K with 64/8 heads and 4
-  // draft tokens (16 CTAs per request): 11, not 1.
-  for (Case c : {Case{32, 8, 1, 32, 64, 16}, Case{64, 8, 4, 16, 17, 11}}) {
+  // 1 x 32K among 31 x 1K (32/8 heads): 33 splits, not 2; among 15 x 1K with 64/8 heads and 4
+  // draft tokens (16 CTAs per request): 17 (max_splits), not 1.
+  for (Case c : {Case{32, 8, 1, 32, 64, 33}, Case{64, 8, 4, 16, 17, 17}}) {
     std::vector<int32_t> lens(c.batch, 1024);
     lens[0] = 32768;
     auto d_lens = DeviceBuffer<int32_t>::from(lens);

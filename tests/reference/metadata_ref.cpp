@@ -65,6 +65,10 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     for (int32_t l : lens) total += std::max<int32_t>(l, 0);
     int64_t const chunk = std::max<int64_t>(
         {cdiv(std::max<int64_t>(total, 1) * per_request, plan.ctas_per_wave), plan.min_keys_per_split, 1});
+    // Past the wave (the batch alone fills it, or a fit would starve the long requests): the
+    // chunk for two waves, floor(len / chunk_over) splits.
+    int64_t const chunk_over = std::max<int64_t>(
+        {cdiv(std::max<int64_t>(total, 1) * per_request, 2 * int64_t(plan.ctas_per_wave)), plan.min_keys_per_split, 1});
     // Second pass (metadata_common.cuh, balanced_chunk2): every request takes at least one CTA
     // per kv head; the CTAs left are shared by the keys of the requests longer than the chunk;
     // 8 bisection steps between the chunk and that bound find about the smallest chunk whose
@@ -97,7 +101,7 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     }
     for (size_t b = 0; b < lens.size(); ++b) {
       int64_t const len = std::max<int32_t>(lens[b], 1);
-      int64_t const n = chunk2 > 0 ? splits_of(len, chunk2) : len / chunk;
+      int64_t const n = chunk2 > 0 ? splits_of(len, chunk2) : len / chunk_over;
       splits[b] = static_cast<int32_t>(std::clamp<int64_t>(n, 1, plan.max_splits));
     }
     return splits;
