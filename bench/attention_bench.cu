@@ -90,8 +90,9 @@ int run_attention_bench(BenchOptions const& opt) {
     if (!st.is_ok()) std::fprintf(stderr, "decode_attention_ctas_per_wave: %s\n", st.to_string().c_str());
     if (opt.wave >= 0) wave = opt.wave;
   }
-  // The balanced plan never gives a request more than ctas_per_wave / CTAs-per-request splits
-  // (8 kv heads x the producer's row chunks), so that is the capture-time bound; SGLang's
+  // Within one wave the balanced plan gives a request at most ctas_per_wave / CTAs-per-request
+  // splits (8 kv heads x the producer's row chunks): the capture-time bound (rounded up, and at
+  // most the reducer's 32); past the wave it may want more and max_splits caps it. SGLang's
   // default is 64.
   int const q_len = opt.q_len, plan_q_len = opt.plan_q_len > 0 ? opt.plan_q_len : q_len;
   int const ctas_per_request = kHkv * ((kHq / kHkv * q_len + 15) / 16);
@@ -253,6 +254,7 @@ int run_attention_bench(BenchOptions const& opt) {
         j.str("bench", "attention").str("shape", c.name).num("batch", batch).num("kv_bytes", kv_bytes);
         j.str("method", method).str("pdl", pdl).num("median_us", t.median_us).num("p10_us", t.p10_us);
         j.num("p90_us", t.p90_us).num("pools", num_pools).str("gpu", gpu.name).str("rev", gpu.revision);
+        j.num("q_len", q_len).num("plan_q_len", plan_q_len).num("max_splits", max_splits);
         std::fprintf(json, "%s\n", j.done().c_str());
       };
       line("graph", "on", g_on);

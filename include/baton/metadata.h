@@ -45,12 +45,14 @@ struct SplitPlanParams {
   // long requests): floor(len_b / chunk_over), past the wave, with chunk_over the chunk for
   // two waves (ceil(sum of lengths x CTAs per request / (2 x ctas_per_wave)), at least the key
   // floor): the producer's CTAs loop over the items past the wave, and finer items even out
-  // their loops. Ragged batches give long requests many splits
-  // and short ones one. No request gets more than max(1, floor(ctas_per_wave / CTAs per
-  // request)) splits. CTAs per request: the attention producer's, num_kv_heads *
-  // ceil(group * q_len / 16) (it packs up to 16 rows -- draft token x query head -- of a kv
-  // head per CTA); with q_len 1 that is SGLang's rule (num_q_heads for group 1, else
-  // ceil(num_q_heads / min(16, group))).
+  // their loops. Ragged batches give long requests many splits and short ones one. Within
+  // one wave no request gets more than max(1, floor(ctas_per_wave / CTAs per request)) splits,
+  // past it up to about twice that; max_splits caps both. The 8 bisection steps may stop
+  // above the exact smallest fitting chunk, so near c = 2 x chunk the choice between the two
+  // rules can differ from what an exact search would pick. CTAs per request: the attention
+  // producer's, num_kv_heads * ceil(group * q_len / 16) (it packs up to 16 rows -- draft
+  // token x query head -- of a kv head per CTA); with q_len 1 that is SGLang's rule
+  // (num_q_heads for group 1, else ceil(num_q_heads / min(16, group))).
   int ctas_per_wave = 0;
   // Query tokens per request (1..8), as DecodeAttentionArgs::q_len: the balanced plan counts
   // the producer's CTAs per request with it, so that speculative decoding with group * q_len

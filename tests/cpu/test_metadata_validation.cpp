@@ -84,6 +84,12 @@ TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
          a.split_plan = {32, 8, 0, 0};
        },
        {"max_splits", "0"}},
+      {"q_len past 8",
+       [](auto& a) {
+         a.num_kv_splits = TensorView::contiguous(fake(9), DType::kInt32, {8});
+         a.split_plan = {32, 8, 16, 0, 0, 264, 9};
+       },
+       {"split_plan.q_len", "9"}},
       {"fill past capacity", [](auto& a) { a.fill_columns = 65; }, {"fill_columns", "65"}},
       {"negative stride", [](auto& a) { a.req_to_token.stride[0] = -4096; }, {"req_to_token", "negative stride"}},
       {"cu_seqlens_k could overflow",
