@@ -76,21 +76,14 @@ __device__ __forceinline__ int64_t block_exclusive_scan(int64_t value, int64_t* 
   return warp_prefix + inclusive - value;
 }
 
-// Balanced plan, first pass: the chunk that cuts the whole batch into about ctas_per_wave
-// CTAs of equal work (total_len: sum of the clamped lengths).
-__device__ __forceinline__ int64_t balanced_chunk(int64_t total_len, SplitPlanDevice const& p) {
+// Balanced plan: the chunk that cuts the whole batch into about `waves` x ctas_per_wave CTAs
+// of equal work (total_len: sum of the clamped lengths). waves 1: the first pass. waves 2:
+// past one wave (the batch alone fills it, or a fit would starve the long requests), so that
+// the producer's CTAs, which loop over the items past the wave, get items of about half a
+// one-wave chunk -- finer items even out the CTAs' loops.
+__device__ __forceinline__ int64_t balanced_chunk(int64_t total_len, SplitPlanDevice const& p, int waves = 1) {
   total_len = total_len < 1 ? 1 : total_len;
-  int64_t chunk = ceil_div(total_len * p.ctas_per_request, p.ctas_per_wave);
-  chunk = chunk > p.min_keys_per_split ? chunk : p.min_keys_per_split;
-  return chunk < 1 ? 1 : chunk;
-}
-
-// Past one wave (the batch alone fills it, or a fit would starve the long requests): the
-// chunk for two waves of CTAs, so that the producer's CTAs, which loop over the items past
-// the wave, get items of about half a one-wave chunk -- finer items even out the CTAs' loops.
-__device__ __forceinline__ int64_t overflow_chunk(int64_t total_len, SplitPlanDevice const& p) {
-  total_len = total_len < 1 ? 1 : total_len;
-  int64_t chunk = ceil_div(total_len * p.ctas_per_request, 2 * int64_t(p.ctas_per_wave));
+  int64_t chunk = ceil_div(total_len * p.ctas_per_request, waves * int64_t(p.ctas_per_wave));
   chunk = chunk > p.min_keys_per_split ? chunk : p.min_keys_per_split;
   return chunk < 1 ? 1 : chunk;
 }
@@ -122,8 +115,8 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
 // requests is at most long keys / c_hi + their count); kPlanBisectSteps bisection steps over
 // [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
 // wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over, no request
-// is long, or the fit would give a split more than 2 x c1 keys (then floor(len /
-// overflow_chunk), past the wave: the CTAs loop over the items). len_of(i): clamped length
+// is long, or the fit would give a split more than 2 x c1 keys (then floor(len / the
+// two-wave chunk), past the wave: the CTAs loop over the items). len_of(i): clamped length
 // (>= 0) of request i; total: their sum; longest: their max (both already reduced by the
 // caller).
 template <class LenOf>
@@ -163,7 +156,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   }
   // A fit whose splits are more than twice the first-pass chunk starves the long requests (few
   // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 32K among 31 x 1K
-  // would get 2 splits of 16K keys): past the wave instead (plan_one: overflow_chunk).
+  // would get 2 splits of 16K keys): past the wave instead (plan_one: the two-wave chunk).
   return hi > 2 * c1 ? 0 : hi;
 }
 
@@ -176,7 +169,7 @@ __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t mi
   len = len < 1 ? 1 : len;
   if (p.ctas_per_wave > 0) {
     if (chunk2 > 0) return static_cast<int>(balanced_splits(len, chunk2, p));
-    int64_t const n = len / overflow_chunk(total_len, p);  // past the wave: about one chunk per split
+    int64_t const n = len / balanced_chunk(total_len, p, 2);  // past the wave: about one chunk per split
     return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
   }
   max_len = max_len < 1 ? 1 : max_len;

@@ -63,12 +63,15 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
   if (plan.ctas_per_wave > 0) {  // balanced: about ctas_per_wave CTAs of equal work
     int64_t total = 0;
     for (int32_t l : lens) total += std::max<int32_t>(l, 0);
-    int64_t const chunk = std::max<int64_t>(
-        {cdiv(std::max<int64_t>(total, 1) * per_request, plan.ctas_per_wave), plan.min_keys_per_split, 1});
+    // The chunk that cuts the batch into about `waves` x ctas_per_wave CTAs of equal work.
+    auto chunk_for = [&](int64_t waves) {
+      return std::max<int64_t>(
+          {cdiv(std::max<int64_t>(total, 1) * per_request, waves * plan.ctas_per_wave), plan.min_keys_per_split, 1});
+    };
+    int64_t const chunk = chunk_for(1);
     // Past the wave (the batch alone fills it, or a fit would starve the long requests): the
     // chunk for two waves, floor(len / chunk_over) splits.
-    int64_t const chunk_over = std::max<int64_t>(
-        {cdiv(std::max<int64_t>(total, 1) * per_request, 2 * int64_t(plan.ctas_per_wave)), plan.min_keys_per_split, 1});
+    int64_t const chunk_over = chunk_for(2);
     // Second pass (metadata_common.cuh, balanced_chunk2): every request takes at least one CTA
     // per kv head; the CTAs left are shared by the keys of the requests longer than the chunk;
     // 8 bisection steps between the chunk and that bound find about the smallest chunk whose
