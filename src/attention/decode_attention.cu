@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attention/merge_splits_kernel.cuh"
+#include "attention/params.h"
 #include "attention/split_kv_kernel.cuh"
 #include "attention/validate.h"
 #include "baton/attention.h"
@@ -134,11 +135,9 @@ Status decode_attention_supported(DecodeAttentionArgs const& args) {
   return attention::validate(args, &shape);
 }
 
-Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, LaunchOptions const& options) {
-  attention::AttentionShape s;
-  BATON_RETURN_IF_ERROR(attention::validate(a, &s));
-  BATON_RETURN_IF_ERROR(attention::validate_workspace(a, s, workspace));
+namespace attention {
 
+AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& s, Workspace workspace) {
   AttentionParams p{};
   p.q = a.q.data;
   p.q_stride_token = a.q.stride[0];
@@ -186,6 +185,16 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
     p.part_lse = reinterpret_cast<float*>(base + lse_at);
     if (a.single_launch) p.counters = static_cast<int*>(a.merge_counters.data);
   }
+  return p;
+}
+
+}  // namespace attention
+
+Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, LaunchOptions const& options) {
+  attention::AttentionShape s;
+  BATON_RETURN_IF_ERROR(attention::validate(a, &s));
+  BATON_RETURN_IF_ERROR(attention::validate_workspace(a, s, workspace));
+  AttentionParams const p = attention::make_params(a, s, workspace);
   return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, options)
                                         : launch_dtype<__half>(p, s.head_dim, options);
 }

@@ -1,11 +1,17 @@
 // The PDL race harness on decode_attention: the producer (split_kv) must wait before reading
 // q, lengths, page table and split counts written by the previous kernel; the reducer
-// (merge_splits) must wait before reading the producer's scratch, which is poisoned too.
+// (merge_splits) must wait before reading the producer's scratch, which is poisoned too. A
+// mutation test proves the harness catches a producer compiled without its wait.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
+#include "attention/params.h"
+#include "attention/split_kv_kernel.cuh"
+#include "attention/validate.h"
 #include "baton/attention.h"
+#include "runtime/launch.h"
 #include "common/gpu.h"
 #include "common/race_harness.h"
 #include "gpu/attention_case.h"
@@ -27,7 +33,13 @@ DeviceBuffer<T> copy_of(DeviceBuffer<T> const& b) {
   return DeviceBuffer<T>::from(b.download());
 }
 
-void run_harness(AttnShape const& s) {
+using Consumer = std::function<Status(DeviceAttention&, cudaStream_t)>;
+
+Status library_call(DeviceAttention& d, cudaStream_t stream) {
+  return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn});
+}
+
+void run_harness(AttnShape const& s, Consumer const& consumer = library_call, bool expect_pass = true) {
   DeviceAttention d(s);
   auto src_q = copy_of(d.q);
   auto src_lens = copy_of(d.seqlens);
@@ -41,9 +53,13 @@ void run_harness(AttnShape const& s) {
   // The workspace is poisoned too; single launch's counters stay as the last call left them (0).
   h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF},
                {d.workspace.get(), d.workspace.bytes(), 0xFF}};
-  h.consumer = [&](cudaStream_t stream) { return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn}); };
+  h.consumer = [&](cudaStream_t stream) { return consumer(d, stream); };
   h.check = [&] { return d.matches_reference(); };
-  EXPECT_TRUE(h.run());
+  if (expect_pass) {
+    EXPECT_TRUE(h.run());
+  } else {
+    EXPECT_FALSE(h.run()) << "the race harness did not catch a producer that reads before griddepcontrol.wait";
+  }
 }
 
 // inputs_written_before_chain: lengths, page table and split counts are in place before the
@@ -107,6 +123,43 @@ TEST_F(AttentionRace, SingleSplitProducerWaits) {
   AttnShape s;
   s.lens = {1024, 5};
   run_harness(s);
+}
+
+}  // namespace
+}  // namespace baton::test
+
+namespace baton::test {
+namespace {
+
+// Launches the library's producer (split_kv_kernel: bf16, head_dim 128, the narrow form)
+// directly, with or without its PDL wait (kWait), as decode_attention launches it with one
+// split per request (no reducer follows): one CTA per (kv head, request), PDL on.
+Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
+  using namespace attention;
+  AttentionShape shape;
+  BATON_RETURN_IF_ERROR(validate(d.args, &shape));
+  AttentionParams const p = make_params(d.args, shape, d.ws());
+  if (d.args.max_splits != 1 || p.rows > 8 || shape.head_dim != 128 || d.args.q.dtype != DType::kBFloat16) {
+    return Status::invalid_argument("launch_producer: the case must be bf16, head_dim 128, <= 8 rows, one split");
+  }
+  constexpr size_t kSmem = MmaSmem<128, kDefaultStages>::kBytes;
+  auto* kernel = wait ? split_kv_kernel<__nv_bfloat16, 128, kDefaultStages, true, true>
+                      : split_kv_kernel<__nv_bfloat16, 128, kDefaultStages, true, false>;
+  detail::KernelTraits const traits{"decode_attention_mutation", /*waits_on_prior_grid=*/true};
+  BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(kernel), traits, kSmem));
+  detail::LaunchConfig const config{dim3(unsigned(p.num_kv_heads * p.row_chunks), unsigned(p.batch)), dim3(kThreads),
+                                    kSmem};
+  return detail::launch(kernel, traits, config, {stream, PdlMode::kOn}, p);
+}
+
+TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
+  AttnShape s;
+  s.lens = {1024, 5, 300};
+  // Control: the hand-wired launch of the waiting kernel passes.
+  run_harness(s, [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, true, stream); });
+  // Mutant: the same kernel compiled without griddepcontrol.wait must fail the harness.
+  run_harness(
+      s, [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); }, false);
 }
 
 }  // namespace
