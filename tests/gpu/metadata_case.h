@@ -27,6 +27,7 @@ struct MetadataShape {
   int ctas_per_wave = 0;  // with plan: > 0 selects the balanced plan (max_splits 33)
   uint64_t seed = 1;
   bool early_reads = false;  // DecodeMetadataArgs::inputs_written_before_chain
+  int plan_q_len = 1;        // with plan: SplitPlanParams::q_len (draft tokens per request)
 };
 
 // Random lengths (the edge set first: 0, 1, ps-1, ps, ps+1, max_context), a random
