@@ -24,10 +24,11 @@
 // when n = 4 of max_splits = 33). A large grid loads the split count first: its rows of
 // one-split requests then read 4 bytes, not 8 splits of stale scratch (same machine:
 // 128x2K 269.5 -> 267.5 us, 32x8K 262.8 -> 261.2; small grids unchanged).
-// Code: the loads and the merge of splits 8..31 sit behind one uniform branch (n > 8), so a
-// row of at most 8 splits does not fetch and step through the predicated-off 24 (same
-// machine, two alternating runs, in-graph: 1x1K 7.45 / 7.43 -> 6.72 / 6.71 us, 8x1K 15.26 /
-// 15.19 -> 14.40 / 14.36; 1x8K and 1x32K, 32 splits, unchanged).
+// Code: the loads and the merge of splits 8..31 sit behind one uniform branch (n > 8), and
+// the merge of splits 4..7 behind another (n > 4), so a row of few splits does not fetch and
+// step through predicated-off unrolled terms (same machine, alternating runs, in-graph: 1x1K
+// 7.45 / 7.43 -> 6.72 / 6.71 us, 8x1K 15.26 / 15.19 -> 14.40 / 14.36 with the first branch,
+// 14.28-14.31 -> 14.21-14.22 with the second; 1x8K and 1x32K, 32 splits, unchanged).
 // Determinism: the order of every sum depends only on n, so padding of the split plan
 // (a larger max_splits) and PDL on/off give the same bits.
 //
@@ -107,7 +108,11 @@ __global__ void __launch_bounds__(D)
       if (u < n) merge_add(acc, den, w, xu);
     };
 #pragma unroll
-    for (int u = 0; u < kEarly; ++u) add(u);
+    for (int u = 0; u < kEarly / 2; ++u) add(u);
+    if (n > kEarly / 2) {
+#pragma unroll
+      for (int u = kEarly / 2; u < kEarly; ++u) add(u);
+    }
     if (n > kEarly) {  // as the loads: n <= 8 (small shapes) runs a quarter of this code
 #pragma unroll
       for (int u = kEarly; u < kSpec; ++u) add(u);
