@@ -17,7 +17,9 @@
 #include <functional>
 #include <vector>
 
+#include "baton/launch.h"
 #include "baton/status.h"
+#include "common/gpu.h"
 
 namespace baton::test {
 
@@ -32,6 +34,16 @@ struct PoisonedOutput {
   void* ptr = nullptr;
   size_t bytes = 0;
   uint8_t poison = 0xFF;
+};
+
+// Fixture of the race tests: skips without a GPU, and with BATON_PDL=0 (no race to catch).
+class RaceTest : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (pdl_disabled_by_env()) GTEST_SKIP() << "BATON_PDL=0: the race harness needs PDL";
+  }
 };
 
 struct RaceHarness {

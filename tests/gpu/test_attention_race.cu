@@ -19,14 +19,7 @@
 namespace baton::test {
 namespace {
 
-class AttentionRace : public GpuTest {
- protected:
-  void SetUp() override {
-    GpuTest::SetUp();
-    if (IsSkipped()) return;
-    if (pdl_disabled_by_env()) GTEST_SKIP() << "BATON_PDL=0: the race harness needs PDL";
-  }
-};
+using AttentionRace = RaceTest;
 
 template <class T>
 DeviceBuffer<T> copy_of(DeviceBuffer<T> const& b) {

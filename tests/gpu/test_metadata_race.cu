@@ -12,14 +12,7 @@
 namespace baton::test {
 namespace {
 
-class MetadataRace : public GpuTest {
- protected:
-  void SetUp() override {
-    GpuTest::SetUp();
-    if (IsSkipped()) return;
-    if (pdl_disabled_by_env()) GTEST_SKIP() << "BATON_PDL=0: the race harness needs PDL";
-  }
-};
+using MetadataRace = RaceTest;
 
 // The staged copies of the inputs that an earlier kernel of the step would write.
 struct StagedMetadata {
