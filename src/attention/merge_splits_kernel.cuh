@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(D)
 #pragma unroll
       for (int u = kEarly / 2; u < kEarly; ++u) add(u);
     }
-    if (n > kEarly) {  // as the loads: n <= 8 (small shapes) runs a quarter of this code
+    if (n > kEarly) {  // as the loads: n <= 8 (small shapes) runs a quarter of this code, n <= 4 an eighth
 #pragma unroll
       for (int u = kEarly; u < kSpec; ++u) add(u);
     }

@@ -43,7 +43,10 @@ __global__ void stall_then_copy(ProducerParams const p) {
 
 }  // namespace
 
-::testing::AssertionResult RaceHarness::run() const {
+::testing::AssertionResult RaceHarness::run(Outcome* outcome) const {
+  Outcome ignored;
+  Outcome& how = outcome != nullptr ? *outcome : ignored;
+  how = Outcome::kError;
   if (inputs.size() > static_cast<size_t>(kMaxJobs)) {
     return ::testing::AssertionFailure() << "race harness: at most " << kMaxJobs << " staged inputs";
   }
@@ -75,7 +78,10 @@ __global__ void stall_then_copy(ProducerParams const p) {
       return ::testing::AssertionFailure() << mode << " run " << rep << ": " << cudaGetErrorString(err);
     }
     ::testing::AssertionResult r = check();
-    if (!r) return ::testing::AssertionFailure() << mode << " run " << rep << ": " << r.message();
+    if (!r) {
+      how = Outcome::kCheckFailed;
+      return ::testing::AssertionFailure() << mode << " run " << rep << ": " << r.message();
+    }
     return ::testing::AssertionSuccess();
   };
 
@@ -105,7 +111,11 @@ __global__ void stall_then_copy(ProducerParams const p) {
   }
   cudaStreamSynchronize(stream);
   cudaStreamDestroy(stream);
-  if (!err.empty()) return ::testing::AssertionFailure() << "race harness setup: " << err;
+  if (!err.empty()) {
+    how = Outcome::kError;
+    return ::testing::AssertionFailure() << "race harness setup: " << err;
+  }
+  if (result) how = Outcome::kPassed;
   return result;
 }
 

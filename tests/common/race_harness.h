@@ -54,8 +54,13 @@ struct RaceHarness {
   int stall_us = 100;
   int runs = 3;  // per mode (eager, graph)
 
-  // Success only if every eager and graph run passes `check`.
-  ::testing::AssertionResult run() const;
+  // How a run ended: every check passed; a check failed (what a mutation test expects); or
+  // setup, a launch, or the stream failed -- never evidence of a race.
+  enum class Outcome { kPassed, kCheckFailed, kError };
+
+  // Success only if every eager and graph run passes `check`; `outcome`, when given, says
+  // which way it ended.
+  ::testing::AssertionResult run(Outcome* outcome = nullptr) const;
 };
 
 }  // namespace baton::test

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 
 #include "attention/params.h"
 #include "attention/split_kv_kernel.cuh"
@@ -32,7 +33,8 @@ Status library_call(DeviceAttention& d, cudaStream_t stream) {
   return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn});
 }
 
-void run_harness(AttnShape const& s, Consumer const& consumer = library_call, bool expect_pass = true) {
+// The harness on s with `consumer`: how it ended, and its message in *message.
+RaceHarness::Outcome harness_outcome(AttnShape const& s, Consumer const& consumer, std::string* message) {
   DeviceAttention d(s);
   auto src_q = copy_of(d.q);
   auto src_lens = copy_of(d.seqlens);
@@ -48,11 +50,15 @@ void run_harness(AttnShape const& s, Consumer const& consumer = library_call, bo
                {d.workspace.get(), d.workspace.bytes(), 0xFF}};
   h.consumer = [&](cudaStream_t stream) { return consumer(d, stream); };
   h.check = [&] { return d.matches_reference(); };
-  if (expect_pass) {
-    EXPECT_TRUE(h.run());
-  } else {
-    EXPECT_FALSE(h.run()) << "the race harness did not catch a producer that reads before griddepcontrol.wait";
-  }
+  RaceHarness::Outcome how = RaceHarness::Outcome::kError;
+  ::testing::AssertionResult const r = h.run(&how);
+  *message = r.message();
+  return how;
+}
+
+void run_harness(AttnShape const& s) {
+  std::string message;
+  EXPECT_EQ(harness_outcome(s, library_call, &message), RaceHarness::Outcome::kPassed) << message;
 }
 
 // inputs_written_before_chain: lengths, page table and split counts are in place before the
@@ -132,8 +138,10 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   AttentionShape shape;
   BATON_RETURN_IF_ERROR(validate(d.args, &shape));
   AttentionParams const p = make_params(d.args, shape, d.ws());
-  if (d.args.max_splits != 1 || p.rows > 8 || shape.head_dim != 128 || d.args.q.dtype != DType::kBFloat16) {
-    return Status::invalid_argument("launch_producer: the case must be bf16, head_dim 128, <= 8 rows, one split");
+  if (d.args.max_splits != 1 || p.rows > 8 || shape.head_dim != 128 || d.args.q.dtype != DType::kBFloat16 ||
+      d.args.inputs_written_before_chain || d.args.single_launch) {
+    return Status::invalid_argument(
+        "launch_producer: the case must be bf16, head_dim 128, <= 8 rows, one split, default reads");
   }
   constexpr size_t kSmem = MmaSmem<128, kDefaultStages>::kBytes;
   auto* kernel = wait ? split_kv_kernel<__nv_bfloat16, 128, kDefaultStages, true, true>
@@ -148,11 +156,16 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
 TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
   AttnShape s;
   s.lens = {1024, 5, 300};
+  std::string message;
   // Control: the hand-wired launch of the waiting kernel passes.
-  run_harness(s, [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, true, stream); });
-  // Mutant: the same kernel compiled without griddepcontrol.wait must fail the harness.
-  run_harness(
-      s, [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); }, false);
+  auto control = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, true, stream); };
+  ASSERT_EQ(harness_outcome(s, control, &message), RaceHarness::Outcome::kPassed)
+      << "control launch (with the wait) failed, so the mutation result would mean nothing: " << message;
+  // Mutant: the same kernel compiled without griddepcontrol.wait must fail the harness's
+  // check -- not its setup, a launch, or the stream.
+  auto mutant = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); };
+  EXPECT_EQ(harness_outcome(s, mutant, &message), RaceHarness::Outcome::kCheckFailed)
+      << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
 }
 
 }  // namespace

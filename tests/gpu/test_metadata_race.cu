@@ -98,7 +98,10 @@ TEST_F(MetadataRace, HarnessCatchesAMissingWait) {
   ASSERT_TRUE(h.run()) << "control launch (with the wait) failed: the mutation result would mean nothing";
   // Mutant: the same kernel compiled without griddepcontrol.wait must fail the harness.
   h.consumer = [&](cudaStream_t stream) { return launch_decode_metadata_kernel(s.d.args, false, stream); };
-  EXPECT_FALSE(h.run()) << "the race harness did not catch a kernel that reads before griddepcontrol.wait";
+  RaceHarness::Outcome how = RaceHarness::Outcome::kError;
+  ::testing::AssertionResult const r = h.run(&how);  // the check must fail, not setup or a launch
+  EXPECT_EQ(how, RaceHarness::Outcome::kCheckFailed)
+      << "the race harness did not catch a kernel that reads before griddepcontrol.wait: " << r.message();
 }
 
 TEST_F(MetadataRace, EarlyReadsAreOnlyForInputsWrittenBeforeTheChain) {
@@ -111,7 +114,9 @@ TEST_F(MetadataRace, EarlyReadsAreOnlyForInputsWrittenBeforeTheChain) {
   RaceHarness h = s.harness();
   h.runs = 2;
   h.consumer = [&](cudaStream_t stream) { return build_decode_metadata(s.d.args, {stream, PdlMode::kOn}); };
-  EXPECT_FALSE(h.run());
+  RaceHarness::Outcome how = RaceHarness::Outcome::kError;
+  ::testing::AssertionResult const r = h.run(&how);  // the check must fail, not setup or a launch
+  EXPECT_EQ(how, RaceHarness::Outcome::kCheckFailed) << r.message();
 }
 
 TEST_F(MetadataRace, SpecPageTableWaitsBeforeReading) {
