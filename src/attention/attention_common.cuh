@@ -8,13 +8,13 @@
 
 #include <cstdint>
 
+#include "attention/row_chunks.h"
 #include "common/pdl.cuh"
 
 namespace baton::attention {
 
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr int kRowsPerCta = 16;  // packed query rows (t * group + g) per producer CTA
 
 struct AttentionParams {
   void const* q;  // [batch * q_len, num_q_heads, head_dim]

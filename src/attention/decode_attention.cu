@@ -164,7 +164,7 @@ AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& 
   p.num_kv_heads = s.num_kv_heads;
   p.group = s.num_q_heads / s.num_kv_heads;
   p.rows = p.group * s.q_len;
-  p.row_chunks = (p.rows + attention::kRowsPerCta - 1) / attention::kRowsPerCta;
+  p.row_chunks = static_cast<int>(attention::row_chunks(p.group, s.q_len));
   p.page_shift = detail::log2_exact(s.page_size);
   p.scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   p.window_left = a.window_left;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "attention/row_chunks.h"
 #include "runtime/check.h"
 
 namespace baton::attention {
@@ -135,8 +136,7 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
                     str(num_tokens * num_q_heads));
     }
   }
-  int64_t const row_chunks = (int64_t(group) * a.q_len + 15) / 16;
-  if (num_kv_heads * row_chunks > 65535) return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
+  if (num_kv_heads * row_chunks(group, a.q_len) > 65535) return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
   *shape = {static_cast<int>(batch), a.q_len, num_q_heads, num_kv_heads, head_dim, page_size};
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 #include <climits>
 #include <string>
 
+#include "attention/row_chunks.h"
 #include "runtime/check.h"
 
 namespace baton::metadata {
@@ -30,9 +31,8 @@ Status check_vector_out(Checker const& c, TensorView const& t, char const* name,
 
 int split_plan_ctas_per_request(SplitPlanParams const& plan) {
   int const group = plan.num_q_heads / plan.num_kv_heads;
-  if (plan.ctas_per_wave > 0) {  // balanced: the producer's CTAs, 16 packed rows each
-    int const rows = group * plan.q_len;
-    return plan.num_kv_heads * ((rows + 15) / 16);
+  if (plan.ctas_per_wave > 0) {  // balanced: the attention producer's CTAs (row_chunks.h)
+    return plan.num_kv_heads * static_cast<int>(attention::row_chunks(group, plan.q_len));
   }
   if (group == 1) return plan.num_q_heads;
   int const block = group < 16 ? group : 16;
