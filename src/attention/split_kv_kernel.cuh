@@ -51,8 +51,9 @@
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // before the wait; q and this step's keys are read after it. Either way every CTA waits, and
-// CTAs without an item exit after the wait. Triggers after each item's KV loop, before the
-// merge and final stores; merge_splits_kernel follows and waits before reading the scratch.
+// CTAs without an item exit after the wait. Triggers after the KV loop of its last item,
+// before that item's merge and final stores (a CTA without items: at exit);
+// merge_splits_kernel follows and waits before reading the scratch.
 // Single launch (p.counters set, merge_if_last): no reducer follows; the counters and the
 // other CTAs' partials are touched only after the wait, and whatever kernel follows waits
 // for this grid's completion, so the early trigger only lets it be scheduled. When no reducer
@@ -274,7 +275,7 @@ __device__ __forceinline__ void producer_wait(AttentionParams const& p) {
 template <class T, int D, int kStages, bool kNarrow, bool kWait>
 __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable const& rows, unsigned char* smem_raw,
                                              int kv_head, int chunk, int b, int split, int n, int32_t len_raw,
-                                             bool early) {
+                                             bool early, bool last_item) {
   using Smem = MmaSmem<D, kStages>;
   constexpr int kPitch = Smem::kPitch;
   constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
@@ -464,7 +465,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   auto loop_done = [&] {
     cp_async_wait<0>();
     BATON_MARK(0, 5);
-    allow_next_grid();  // next: merge_splits_kernel (waits before reading the scratch)
+    // Next: merge_splits_kernel (waits before reading the scratch). After the CTA's last
+    // item only: a CTA with several items would otherwise let the reducer's grid launch, and
+    // sit resident and waiting, while it still streams whole items.
+    if (last_item) allow_next_grid();
   };
   // This warp's rows of the merge buffer, once every warp is done with its K/V buffers; m
   // and l of row r go after its D dims.
@@ -928,7 +932,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
       int const n = __shfl_sync(0xffffffffu, nb, b);
       int const split = k - (__shfl_sync(0xffffffffu, end, b) - n);
       attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, b, split, n,
-                                                  __shfl_sync(0xffffffffu, len, b), !waited);
+                                                  __shfl_sync(0xffffffffu, len, b), !waited, k + G >= total);
       waited = true;
       __syncthreads();  // shared memory is reused by the next item
     }
@@ -937,8 +941,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     int const count = find_items(p, c, G, pass, list);
     if (pass == 0) BATON_MARK(0, 2);
     for (int k = 0; k < count; ++k) {
+      // The last item of a short pass is the CTA's last (a full pass may be followed by an
+      // empty one: that CTA triggers at exit).
       attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, list.b[k], list.split[k],
-                                                  list.n[k], list.len[k], !waited);
+                                                  list.n[k], list.len[k], !waited,
+                                                  k + 1 == count && count < kMaxItems);
       waited = true;
       __syncthreads();  // shared memory is reused by the next item
     }
