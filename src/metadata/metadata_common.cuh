@@ -160,6 +160,28 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   return hi > 2 * c1 ? 0 : hi;
 }
 
+// Balanced plan, ragged batches: a one-wave plan cannot give CTAs equal work when the lengths
+// differ widely (a short request still takes a whole CTA per kv head, and a long one is cut
+// into whole splits), so when the longest planned length is more than twice the shortest,
+// the batch leaves room in the wave, and the two-wave chunk is at least kTwoWaveMinKeys, the
+// plan is made for twice ctas_per_wave: the producer's CTAs then loop over about two items
+// each, and the finer items even out their loops. The key floor keeps an item's fixed cost
+// (page ids, first tiles, merge: ~2-3 us) small against its stream. Same machine, baton-bench
+// attention --graph-only, in-graph us, one wave -> two: 1x32K+15x1K 58.1-58.4 -> 55.8-56.1,
+// mix64..16K 92.6-98.3 -> 88.4-91.2; uniform batches were not helped (32x8K 260.3 -> 263.5,
+// 8x1K 14.2 -> 16.3: items of 128 keys) and keep one wave.
+constexpr int64_t kTwoWaveMinKeys = 512;
+__device__ __forceinline__ SplitPlanDevice plan_waves(SplitPlanDevice p, int batch_size, int64_t total_len,
+                                                      int64_t max_len, int64_t min_len) {
+  if (p.ctas_per_wave <= 0 || p.ctas_per_wave > (1 << 29)) return p;
+  max_len = max_len < 1 ? 1 : max_len;
+  min_len = min_len < 1 ? 1 : min_len;
+  bool const ragged = max_len > 2 * min_len;
+  bool const room = int64_t(batch_size) * p.ctas_per_request < p.ctas_per_wave;
+  if (ragged && room && balanced_chunk(total_len, p, 2) >= kTwoWaveMinKeys) p.ctas_per_wave *= 2;
+  return p;
+}
+
 // Split count of one request: SGLang's heuristic (decode-metadata.md section 3), or baton's
 // balanced plan when ctas_per_wave > 0. Lengths are planned as at least one token, so a
 // length of 0 gets one split and nothing divides by 0. total_len: sum of the clamped lengths;
@@ -233,12 +255,13 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   atomicMax(&max_len_s, static_cast<long long>(max_len));
   atomicMin(&min_len_s, static_cast<long long>(min_len));
   __syncthreads();
+  SplitPlanDevice const planned = plan_waves(plan, batch_size, carry, max_len_s, min_len_s);
   int64_t const chunk2 =
-      plan.ctas_per_wave > 0
-          ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, max_len_s, plan)
+      planned.ctas_per_wave > 0
+          ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, max_len_s, planned)
           : 0;
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
-    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, chunk2, batch_size, plan);
+    plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, chunk2, batch_size, planned);
   }
 }
 

@@ -64,17 +64,30 @@ TEST(PlanKvSplitsReference, MinKeysPerSplitCapsShortRequests) {
 }
 
 TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
-  // 32/8 heads: 8 CTAs per request. One 32K request among 15 of 1K, 264 CTAs per wave:
-  // first chunk = ceil(48128 * 8 / 264) = 1459; every request takes one CTA per kv head (128),
-  // the 136 left share the keys of the one request longer than 1459: the bound chunk
-  // ceil(32768 * 8 / 136) = 1928 (17 splits) fits, and the bisection over [1459, 1928] finds
-  // 1821, the smallest chunk with 8 x (ceil(32768 / c) + 15) <= 264: 18 splits, 8 x (18 + 15)
-  // = 264 CTAs (floor(32768 / 1459) = 22 splits alone would make 296, more than a wave).
+  // 32/8 heads: 8 CTAs per request. One 8K request among 15 of 256, 264 CTAs per wave (ragged,
+  // but the two-wave chunk ceil(12032 * 8 / 528) = 183 is under 512 keys: one wave): first
+  // chunk = ceil(12032 * 8 / 264) = 365; every request takes one CTA per kv head (128), the 136
+  // left share the keys of the one request longer than 365: the bound chunk ceil(8192 * 8 /
+  // 136) = 482 fits, and the bisection over [365, 482] finds 456, the smallest chunk with 8 x
+  // (ceil(8192 / c) + 15) <= 264: 18 splits, 8 x (18 + 15) = 264 CTAs.
+  std::vector<int32_t> small(16, 256);
+  small[0] = 8192;
+  std::vector<int32_t> small_want(16, 1);
+  small_want[0] = 18;
+  EXPECT_EQ(plan_kv_splits(small, {32, 8, 64, 132, 0, 264}), small_want);
+  // Ragged with room in the wave and a two-wave chunk of at least 512 keys: the plan for two
+  // waves (528 CTAs). One 32K request among 15 of 1K: first chunk ceil(48128 * 8 / 528) = 730;
+  // every request is longer, so the 400 CTAs left over the 128 share all 48128 keys: bound
+  // ceil(48128 * 8 / 400) = 963; the bisection over [730, 963] finds 911, the smallest chunk
+  // with 8 x (ceil(32768 / c) + 15 x ceil(1024 / c)) <= 528: 36 splits of the long request and
+  // 2 of each short one, 8 x 66 = 528 CTAs (one wave's plan: 18 and 1, see above).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
-  std::vector<int32_t> want(16, 1);
-  want[0] = 18;
+  std::vector<int32_t> want(16, 2);
+  want[0] = 36;
   EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 64, 132, 0, 264}), want);
+  want[0] = 32;  // max_splits caps the long request
+  EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 32, 132, 0, 264}), want);
   // 32 x 8K (first chunk 7944): 8 CTAs to spare -> chunk2 = 262144 -> one split each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(32, 8192), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(32, 1));
   // More requests than the wave holds (40 x 8 CTAs > 264): floor(len / two-wave chunk).
@@ -94,15 +107,23 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   EXPECT_EQ(plan_kv_splits({1000}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{7}));
   EXPECT_EQ(plan_kv_splits({129}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{1}));
   EXPECT_EQ(plan_kv_splits({200, 200, 200, 200}, {32, 8, 64, 132, 128, 264}), std::vector<int32_t>(4, 1));
-  // A fit that starves the long request: 1 x 32K among 31 x 1K leaves 8 CTAs, so fitting the
-  // wave would mean 2 splits of 16K keys, 8x the first chunk ceil(64512 * 8 / 264) = 1955;
-  // past the wave instead: floor(32768 / 978) = 33 splits with the two-wave chunk
-  // ceil(64512 * 8 / 528) = 978 (512 CTAs).
-  std::vector<int32_t> starved(32, 1024);
-  starved[0] = 32768;
+  // A fit that starves the long request: 1 x 4K among 31 x 256 (two-wave chunk ceil(12032 * 8
+  // / 528) = 183: one wave) leaves 8 CTAs, so fitting the wave would mean 2 splits of 2K keys,
+  // more than twice the first chunk ceil(12032 * 8 / 264) = 365; past the wave instead:
+  // floor(4096 / 183) = 22 splits with the two-wave chunk.
+  std::vector<int32_t> starved(32, 256);
+  starved[0] = 4096;
   std::vector<int32_t> starved_want(32, 1);
-  starved_want[0] = 33;
+  starved_want[0] = 22;
   EXPECT_EQ(plan_kv_splits(starved, {32, 8, 64, 132, 0, 264}), starved_want);
+  // 1 x 32K among 31 x 1K is ragged with a two-wave chunk of ceil(64512 * 8 / 528) = 978 keys:
+  // the two-wave plan (528 CTAs: 256 for one split each, 272 left) fits at chunk 1024, 32
+  // splits of the long request.
+  std::vector<int32_t> ragged32(32, 1024);
+  ragged32[0] = 32768;
+  std::vector<int32_t> ragged32_want(32, 1);
+  ragged32_want[0] = 32;
+  EXPECT_EQ(plan_kv_splits(ragged32, {32, 8, 64, 132, 0, 264}), ragged32_want);
   // Zero lengths plan one split; an all-zero batch divides by nothing.
   EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));
 }
@@ -119,10 +140,11 @@ TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
   // 2 draft tokens fit in one CTA per kv head (16 rows): the same plan as one token.
   EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 2}), std::vector<int32_t>(8, 4));
   // One 32K request among 15 of 1K with 4 draft tokens: 16 requests x 16 CTAs leave 8 of the
-  // 264, so a one-wave fit would give the long request 1 split of 32K keys (11x the first
-  // chunk ceil(48128 * 16 / 264) = 2917); past the wave instead, with the two-wave chunk
-  // ceil(48128 * 16 / 528) = 1459: floor(32768 / 1459) = 22, capped at max_splits 17 (512
-  // CTAs: the producer's CTAs loop over the items past the wave).
+  // 264, so a one-wave fit would give the long request 1 split of 32K keys. The batch is
+  // ragged with a two-wave chunk of ceil(48128 * 16 / 528) = 1459 keys, so the plan is for 528
+  // CTAs: 272 left over the 256, the smallest chunk with 16 x (ceil(32768 / c) + 15) <= 528 is
+  // 1821, 18 splits, capped at max_splits 17 (the producer's CTAs loop over the items past
+  // the wave).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
   std::vector<int32_t> ragged_want(16, 1);

@@ -185,17 +185,20 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
   }
 }
 
-// The balanced plan's guard against a starving fit (metadata_common.cuh, balanced_chunk2):
-// batches whose one-CTA-per-request minimum leaves only a few CTAs of the wave.
+// The balanced plan's two rules for one long request among short ones (metadata_common.cuh):
+// the guard against a starving fit (balanced_chunk2: the one-CTA-per-request minimum leaves
+// only a few CTAs of the wave) and the two-wave plan for ragged batches (plan_waves).
 TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
   struct Case {
-    int q, kv, q_len, batch, max_splits, want_long;
+    int q, kv, q_len, batch, max_splits, long_len, short_len, want_long, want_short;
   };
-  // 1 x 32K among 31 x 1K (32/8 heads): 33 splits, not 2; among 15 x 1K with 64/8 heads and 4
-  // draft tokens (16 CTAs per request): 17 (max_splits), not 1.
-  for (Case c : {Case{32, 8, 1, 32, 64, 33}, Case{64, 8, 4, 16, 17, 17}}) {
-    std::vector<int32_t> lens(c.batch, 1024);
-    lens[0] = 32768;
+  // 1 x 4K among 31 x 256 (32/8 heads; two-wave chunk 183 keys: one wave): 22 splits past the
+  // wave, not 2. 1 x 32K among 15 x 1K: the two-wave plan, 36 and 2; with 64/8 heads and 4
+  // draft tokens (16 CTAs per request): 17 (max_splits) and 1, not 1 of 32K keys.
+  for (Case c : {Case{32, 8, 1, 32, 64, 4096, 256, 22, 1}, Case{32, 8, 1, 16, 64, 32768, 1024, 36, 2},
+                 Case{64, 8, 4, 16, 17, 32768, 1024, 17, 1}}) {
+    std::vector<int32_t> lens(c.batch, c.short_len);
+    lens[0] = c.long_len;
     auto d_lens = DeviceBuffer<int32_t>::from(lens);
     DeviceBuffer<int32_t> d_splits(c.batch);
     d_splits.poison(0xAB);
@@ -209,7 +212,7 @@ TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
     ref::SplitPlan const plan{c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len};
     EXPECT_TRUE(equal_exact(got, ref::plan_kv_splits(lens, plan), "num_kv_splits")) << "q_len " << c.q_len;
     EXPECT_EQ(got[0], c.want_long) << "q_len " << c.q_len;
-    for (int b = 1; b < c.batch; ++b) EXPECT_EQ(got[b], 1) << "request " << b;
+    for (int b = 1; b < c.batch; ++b) EXPECT_EQ(got[b], c.want_short) << "request " << b;
   }
 }
 

@@ -63,11 +63,16 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
   if (plan.ctas_per_wave > 0) {  // balanced: about ctas_per_wave CTAs of equal work
     int64_t total = 0;
     for (int32_t l : lens) total += std::max<int32_t>(l, 0);
-    // The chunk that cuts the batch into about `waves` x ctas_per_wave CTAs of equal work.
+    int64_t wave = plan.ctas_per_wave;
+    // The chunk that cuts the batch into about `waves` x wave CTAs of equal work.
     auto chunk_for = [&](int64_t waves) {
-      return std::max<int64_t>(
-          {cdiv(std::max<int64_t>(total, 1) * per_request, waves * plan.ctas_per_wave), plan.min_keys_per_split, 1});
+      return std::max<int64_t>({cdiv(std::max<int64_t>(total, 1) * per_request, waves * wave), plan.min_keys_per_split, 1});
     };
+    // Ragged batches (longest planned length > 2 x the shortest) with room in the wave and a
+    // two-wave chunk of at least 512 keys: the plan for two waves (metadata_common.cuh, plan_waves).
+    bool const ragged = std::max<int64_t>(max_len, 1) > 2 * std::max<int64_t>(min_len, 1);
+    bool const room = static_cast<int64_t>(lens.size()) * per_request < wave;
+    if (ragged && room && wave <= (1 << 29) && chunk_for(2) >= 512) wave *= 2;
     int64_t const chunk = chunk_for(1);
     // Past the wave (the batch alone fills it, or a fit would starve the long requests): the
     // chunk for two waves, floor(len / chunk_over) splits.
@@ -85,7 +90,7 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     for (int32_t l : lens) {
       if (std::max<int32_t>(l, 1) > chunk) long_len += l;
     }
-    int64_t const slots = plan.ctas_per_wave - static_cast<int64_t>(lens.size()) * per_request;
+    int64_t const slots = wave - static_cast<int64_t>(lens.size()) * per_request;
     int64_t chunk2 = 0;
     if (slots > 0 && long_len > 0) {
       int64_t hi = std::max(chunk, std::min(cdiv(long_len * per_request, slots), max_len));
@@ -94,7 +99,7 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
         int64_t const mid = lo + (hi - lo) / 2;
         int64_t ctas = 0;
         for (int32_t l : lens) ctas += splits_of(std::max<int32_t>(l, 1), mid);
-        if (ctas * per_request <= plan.ctas_per_wave) {
+        if (ctas * per_request <= wave) {
           hi = mid;
         } else {
           lo = mid + 1;
