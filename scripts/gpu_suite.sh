@@ -9,7 +9,7 @@ out=${OUT:-gpu-logs}
 mkdir -p "$out"
 [ $# -gt 0 ] && benches=("$@") || benches=(metadata attention)
 
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 cmake --preset release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 cmake --build --preset release -j16 > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -40; exit 1; }
 
@@ -28,4 +28,5 @@ done
 for b in "${benches[@]}"; do echo "== bench $b"; grep -vE "pools, splits|^$" "$out/bench_$b.txt"; done
 echo "== ctest (rc $test_rc)"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | head -30
 echo "== memcheck (rc $memcheck_rc)"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck.log" | tail -3
+echo "== gpu (the uuid tells machines apart: some show a PDL cost at 64x4K / 128x2K, others not)"; tail -1 "$out/gpu.txt"
 exit $test_rc
