@@ -8,9 +8,8 @@ namespace baton {
 
 enum class PdlMode {
   // PDL when the device and the kernel's compiled binary are sm_90+, the kernel waits on its
-  // predecessor, and BATON_PDL is not "0" in the environment. Auto also switches PDL off
-  // where it is measured to cost (decode_attention's default mode past 32 requests: see
-  // docs/pdl.md).
+  // predecessor, and BATON_PDL is not "0" in the environment. Auto may also switch PDL off
+  // where it is measured to cost (not yet done: see docs/pdl.md).
   kAuto,
   // Request PDL even where Auto would not choose it. The safety gates (device, binary, the
   // kernel waits) and the BATON_PDL=0 kill switch still apply: PDL is never requested where it

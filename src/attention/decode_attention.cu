@@ -5,7 +5,6 @@
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/params.h"
-#include "attention/pdl_policy.h"
 #include "attention/split_kv_kernel.cuh"
 #include "attention/validate.h"
 #include "baton/attention.h"
@@ -67,15 +66,12 @@ Status launch_producer(AttentionParams const& p, LaunchOptions const& options) {
 }
 
 template <class T, int D>
-Status launch_typed(AttentionParams p, LaunchOptions const& requested) {
+Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   // Single launch only when a CTA's rows of partials fit its shared memory for the merge
   // (split_kv_kernel.cuh, merge_if_last); otherwise producer + reducer, with the same bits.
   if (p.counters != nullptr && !attention::single_launch_fits<D, attention::kDefaultStages>(p.rows, p.max_splits)) {
     p.counters = nullptr;
   }
-  // PdlMode::kAuto: off where it was measured to cost (pdl_policy.h).
-  LaunchOptions options = requested;
-  options.pdl = attention::attention_pdl(requested.pdl, p.batch, p.early_reads != 0, p.counters != nullptr);
   bool const reducer_follows = p.max_splits > 1 && p.counters == nullptr;
   // No reducer follows and the caller runs a chain that reads before its waits (early reads):
   // trigger right after the wait, so the next kernel's early work overlaps this grid (same

@@ -8,7 +8,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "attention/pdl_policy.h"
 #include "attention/validate.h"
 #include "baton/attention.h"
 #include "reference/attention_ref.h"
@@ -251,18 +250,6 @@ TEST(AttentionWavePlan, BadArgumentsAreNamedBeforeAnyCudaCall) {
   s = decode_attention_ctas_per_wave(128, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("ctas is null"), std::string::npos) << s.message();
-}
-
-// PdlMode::kAuto switches PDL off only in the default mode past 32 requests, where it was
-// measured to cost (pdl_policy.h); kOn and kOff are never changed.
-TEST(AttentionPdlPolicy, AutoIsOffOnlyForLargeBatchesInTheDefaultMode) {
-  using attention::attention_pdl;
-  EXPECT_EQ(attention_pdl(PdlMode::kAuto, 32, false, false), PdlMode::kAuto);
-  EXPECT_EQ(attention_pdl(PdlMode::kAuto, 33, false, false), PdlMode::kOff);
-  EXPECT_EQ(attention_pdl(PdlMode::kAuto, 128, true, false), PdlMode::kAuto);  // early reads: no loss seen
-  EXPECT_EQ(attention_pdl(PdlMode::kAuto, 128, false, true), PdlMode::kAuto);  // single launch: no loss seen
-  EXPECT_EQ(attention_pdl(PdlMode::kOn, 128, false, false), PdlMode::kOn);
-  EXPECT_EQ(attention_pdl(PdlMode::kOff, 1, false, false), PdlMode::kOff);
 }
 
 // Valid arguments without a usable GPU: the launch path (occupancy query, then launches)
