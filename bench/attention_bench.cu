@@ -92,8 +92,8 @@ int run_attention_bench(BenchOptions const& opt) {
   }
   // Within one wave the balanced plan gives a request at most ctas_per_wave / CTAs-per-request
   // splits (8 kv heads x the producer's row chunks): the capture-time bound (rounded up, and at
-  // most the reducer's 32); past the wave it may want more and max_splits caps it. SGLang's
-  // default is 64.
+  // most the reducer's 32); past the wave, and for ragged batches (planned for two waves), it
+  // may want up to about twice that and max_splits caps it. SGLang's default is 64.
   int const q_len = opt.q_len, plan_q_len = opt.plan_q_len > 0 ? opt.plan_q_len : q_len;
   int const ctas_per_request = kHkv * ((kHq / kHkv * q_len + 15) / 16);
   int const max_splits = opt.max_splits > 0 ? opt.max_splits

@@ -56,9 +56,11 @@ struct SplitPlanParams {
   // Ragged batches: when the longest length is more than twice the shortest, batch x CTAs per
   // request < ctas_per_wave, and the two-wave chunk is at least 512 keys, all of the above runs
   // with 2 x ctas_per_wave: about two items per producer CTA, whose loops even out what one
-  // wave's whole splits cannot (a short request still takes a whole CTA). Measured on the
-  // H200: 1 x 32K among 15 x 1K 58.2 -> 56.0 us, a mix of 64..16K 96.8 -> 88.8 us in graphs;
-  // uniform batches gain nothing from it and keep one wave.
+  // wave's whole splits cannot (a short request still takes a whole CTA); a request may then
+  // get up to about twice the one-wave bound below (max_splits caps it). Measured on the H200
+  // (same machine, four runs each): 1 x 32K among 15 x 1K 58.1-58.4 -> 55.8-56.1 us, a mix of
+  // 64..16K 92.6-98.3 -> 88.4-91.2 in graphs. Uniform batches keep one wave (two lost at 32 x
+  // 8K and 8 x 1K; 16 x 32K was not conclusive). Doubling is skipped past ctas_per_wave 2^29.
   int ctas_per_wave = 0;
   // Query tokens per request (1..8), as DecodeAttentionArgs::q_len: the balanced plan counts
   // the producer's CTAs per request with it, so that speculative decoding with group * q_len

@@ -155,8 +155,9 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
     }
   }
   // A fit whose splits are more than twice the first-pass chunk starves the long requests (few
-  // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 32K among 31 x 1K
-  // would get 2 splits of 16K keys): past the wave instead (plan_one: the two-wave chunk).
+  // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 4K among 31 x 256,
+  // whose two-wave chunk is under kTwoWaveMinKeys, would get 2 splits of 2K keys): past the
+  // wave instead (plan_one: the two-wave chunk).
   return hi > 2 * c1 ? 0 : hi;
 }
 
@@ -168,15 +169,15 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
 // each, and the finer items even out their loops. The key floor keeps an item's fixed cost
 // (page ids, first tiles, merge: ~2-3 us) small against its stream. Same machine, baton-bench
 // attention --graph-only, in-graph us, one wave -> two: 1x32K+15x1K 58.1-58.4 -> 55.8-56.1,
-// mix64..16K 92.6-98.3 -> 88.4-91.2; uniform batches were not helped (32x8K 260.3 -> 263.5,
-// 8x1K 14.2 -> 16.3: items of 128 keys) and keep one wave.
+// mix64..16K 92.6-98.3 -> 88.4-91.2; uniform batches keep one wave (two lost at 32x8K 260.3
+// -> 263.5 and 8x1K 14.2 -> 16.3, items of 128 keys; 16x32K was not conclusive).
 constexpr int64_t kTwoWaveMinKeys = 512;
 __device__ __forceinline__ SplitPlanDevice plan_waves(SplitPlanDevice p, int batch_size, int64_t total_len,
                                                       int64_t max_len, int64_t min_len) {
   if (p.ctas_per_wave <= 0 || p.ctas_per_wave > (1 << 29)) return p;
   max_len = max_len < 1 ? 1 : max_len;
   min_len = min_len < 1 ? 1 : min_len;
-  bool const ragged = max_len > 2 * min_len;
+  bool const ragged = max_len - min_len > min_len;  // max > 2 x min, no overflow at min = INT64_MAX (empty batch)
   bool const room = int64_t(batch_size) * p.ctas_per_request < p.ctas_per_wave;
   if (ragged && room && balanced_chunk(total_len, p, 2) >= kTwoWaveMinKeys) p.ctas_per_wave *= 2;
   return p;

@@ -80,7 +80,7 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   // every request is longer, so the 400 CTAs left over the 128 share all 48128 keys: bound
   // ceil(48128 * 8 / 400) = 963; the bisection over [730, 963] finds 911, the smallest chunk
   // with 8 x (ceil(32768 / c) + 15 x ceil(1024 / c)) <= 528: 36 splits of the long request and
-  // 2 of each short one, 8 x 66 = 528 CTAs (one wave's plan: 18 and 1, see above).
+  // 2 of each short one, 8 x 66 = 528 CTAs (in one wave it would be 18 and 1).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
   std::vector<int32_t> want(16, 2);
@@ -117,8 +117,8 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   starved_want[0] = 22;
   EXPECT_EQ(plan_kv_splits(starved, {32, 8, 64, 132, 0, 264}), starved_want);
   // 1 x 32K among 31 x 1K is ragged with a two-wave chunk of ceil(64512 * 8 / 528) = 978 keys:
-  // the two-wave plan (528 CTAs: 256 for one split each, 272 left) fits at chunk 1024, 32
-  // splits of the long request.
+  // the two-wave plan (528 CTAs: 256 for one split each, 272 left) fits from chunk 1024 (the 8
+  // bisection steps stop at 1025), 32 splits of the long request.
   std::vector<int32_t> ragged32(32, 1024);
   ragged32[0] = 32768;
   std::vector<int32_t> ragged32_want(32, 1);
@@ -142,9 +142,10 @@ TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
   // One 32K request among 15 of 1K with 4 draft tokens: 16 requests x 16 CTAs leave 8 of the
   // 264, so a one-wave fit would give the long request 1 split of 32K keys. The batch is
   // ragged with a two-wave chunk of ceil(48128 * 16 / 528) = 1459 keys, so the plan is for 528
-  // CTAs: 272 left over the 256, the smallest chunk with 16 x (ceil(32768 / c) + 15) <= 528 is
-  // 1821, 18 splits, capped at max_splits 17 (the producer's CTAs loop over the items past
-  // the wave).
+  // CTAs: 272 left over the 256; with splits capped at max_splits 17 every chunk from 1459 fits
+  // (16 x (17 + 15) = 512), so the bisection stays near 1459 and the long request gets
+  // ceil(32768 / 1459) = 23, capped at 17 (the producer's CTAs loop over the items past the
+  // wave).
   std::vector<int32_t> ragged(16, 1024);
   ragged[0] = 32768;
   std::vector<int32_t> ragged_want(16, 1);
