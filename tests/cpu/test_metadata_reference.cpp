@@ -6,6 +6,13 @@
 namespace baton::ref {
 namespace {
 
+// n values: `first`, then n - 1 of `rest` (one long request among short ones, and its plan).
+std::vector<int32_t> first_and_rest(int n, int32_t first, int32_t rest) {
+  std::vector<int32_t> v(n, rest);
+  v[0] = first;
+  return v;
+}
+
 TEST(DecodeMetadataReference, HandWorkedExample) {
   DecodeMetadataCase c;
   c.seq_lens = {3, 0, 5};
@@ -70,10 +77,8 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   // left share the keys of the one request longer than 365: the bound chunk ceil(8192 * 8 /
   // 136) = 482 fits, and the bisection over [365, 482] finds 456, the smallest chunk with 8 x
   // (ceil(8192 / c) + 15) <= 264: 18 splits, 8 x (18 + 15) = 264 CTAs.
-  std::vector<int32_t> small(16, 256);
-  small[0] = 8192;
-  std::vector<int32_t> small_want(16, 1);
-  small_want[0] = 18;
+  std::vector<int32_t> const small = first_and_rest(16, 8192, 256);
+  std::vector<int32_t> const small_want = first_and_rest(16, 18, 1);
   EXPECT_EQ(plan_kv_splits(small, {32, 8, 64, 132, 0, 264}), small_want);
   // Ragged with room in the wave and a two-wave chunk of at least 512 keys: the plan for two
   // waves (528 CTAs). One 32K request among 15 of 1K: first chunk ceil(48128 * 8 / 528) = 730;
@@ -81,20 +86,17 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   // ceil(48128 * 8 / 400) = 963; the bisection over [730, 963] finds 911, the smallest chunk
   // with 8 x (ceil(32768 / c) + 15 x ceil(1024 / c)) <= 528: 36 splits of the long request and
   // 2 of each short one, 8 x 66 = 528 CTAs (in one wave it would be 18 and 1).
-  std::vector<int32_t> ragged(16, 1024);
-  ragged[0] = 32768;
-  std::vector<int32_t> want(16, 2);
-  want[0] = 36;
+  std::vector<int32_t> const ragged = first_and_rest(16, 32768, 1024);
+  std::vector<int32_t> want = first_and_rest(16, 36, 2);
   EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 64, 132, 0, 264}), want);
   want[0] = 32;  // max_splits caps the long request
   EXPECT_EQ(plan_kv_splits(ragged, {32, 8, 32, 132, 0, 264}), want);
   // 32 x 8K (first chunk 7944): 8 CTAs to spare -> chunk2 = 262144 -> one split each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(32, 8192), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(32, 1));
   // More requests than the wave holds (40 x 8 CTAs > 264): floor(len / two-wave chunk).
-  std::vector<int32_t> crowd(40, 100);
-  crowd[0] = 100000;  // past the wave: the two-wave chunk ceil(103900 * 8 / 528) = 1575 -> 63 splits
-  std::vector<int32_t> crowd_want(40, 1);
-  crowd_want[0] = 63;
+  // Past the wave: the two-wave chunk ceil(103900 * 8 / 528) = 1575 -> 63 splits.
+  std::vector<int32_t> const crowd = first_and_rest(40, 100000, 100);
+  std::vector<int32_t> const crowd_want = first_and_rest(40, 63, 1);
   EXPECT_EQ(plan_kv_splits(crowd, {32, 8, 64, 132, 0, 264}), crowd_want);
   // 8 x 1K: chunk = 249, chunk2 = max(249, ceil(8192 * 8 / 200)) = 328 -> 4 splits each.
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 0, 264}), std::vector<int32_t>(8, 4));
@@ -111,18 +113,14 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   // / 528) = 183: one wave) leaves 8 CTAs, so fitting the wave would mean 2 splits of 2K keys,
   // more than twice the first chunk ceil(12032 * 8 / 264) = 365; past the wave instead:
   // floor(4096 / 183) = 22 splits with the two-wave chunk.
-  std::vector<int32_t> starved(32, 256);
-  starved[0] = 4096;
-  std::vector<int32_t> starved_want(32, 1);
-  starved_want[0] = 22;
+  std::vector<int32_t> const starved = first_and_rest(32, 4096, 256);
+  std::vector<int32_t> const starved_want = first_and_rest(32, 22, 1);
   EXPECT_EQ(plan_kv_splits(starved, {32, 8, 64, 132, 0, 264}), starved_want);
   // 1 x 32K among 31 x 1K is ragged with a two-wave chunk of ceil(64512 * 8 / 528) = 978 keys:
   // the two-wave plan (528 CTAs: 256 for one split each, 272 left) fits from chunk 1024 (the 8
   // bisection steps stop at 1025), 32 splits of the long request.
-  std::vector<int32_t> ragged32(32, 1024);
-  ragged32[0] = 32768;
-  std::vector<int32_t> ragged32_want(32, 1);
-  ragged32_want[0] = 32;
+  std::vector<int32_t> const ragged32 = first_and_rest(32, 32768, 1024);
+  std::vector<int32_t> const ragged32_want = first_and_rest(32, 32, 1);
   EXPECT_EQ(plan_kv_splits(ragged32, {32, 8, 64, 132, 0, 264}), ragged32_want);
   // Zero lengths plan one split; an all-zero batch divides by nothing.
   EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));
@@ -146,10 +144,8 @@ TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
   // (16 x (17 + 15) = 512), so the bisection stays near 1459 and the long request gets
   // ceil(32768 / 1459) = 23, capped at 17 (the producer's CTAs loop over the items past the
   // wave).
-  std::vector<int32_t> ragged(16, 1024);
-  ragged[0] = 32768;
-  std::vector<int32_t> ragged_want(16, 1);
-  ragged_want[0] = 17;
+  std::vector<int32_t> const ragged = first_and_rest(16, 32768, 1024);
+  std::vector<int32_t> const ragged_want = first_and_rest(16, 17, 1);
   EXPECT_EQ(plan_kv_splits(ragged, {64, 8, 17, 132, 128, 264, 4}), ragged_want);
   // The SGLang heuristic (ctas_per_wave 0) ignores q_len.
   EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 4}), plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 1}));
