@@ -2,7 +2,8 @@
 // so a captured attention grid (sized by max_splits) serves every batch of lengths.
 //
 // Grid map: one CTA of 256 threads; a max/min/sum reduction over the batch (and, for the
-// balanced plan, its second pass: balanced_chunk2), then one split count per request. Bytes
+// balanced plan, plan_waves -- two waves for ragged batches -- and its second pass:
+// balanced_chunk2), then one split count per request. Bytes
 // are negligible (8 B per request); the kernel is launch-bound.
 //
 // PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
