@@ -27,8 +27,9 @@
 // tile after next are loaded while the current tile is consumed, so no page-table load stands
 // between a tile's turn and its copy.
 //
-// Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x (D + 8) elements:
-// 106 KB at D = 128 (2 CTAs per SM), 206 KB at D = 256, 56 KB at D = 64.
+// Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x D elements (K/V rows
+// unpadded and swizzled, kv_smem): 100 KB at D = 128 (2 CTAs per SM), 200 KB at D = 256,
+// 50 KB at D = 64.
 //
 // Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V), read once per row chunk,
 // with an L2 evict-first policy when there is one row chunk (evict-normal when several
@@ -76,11 +77,24 @@ constexpr int kMmaTileKeys = 16;
 #endif
 constexpr int kDefaultStages = BATON_ATTENTION_STAGES;  // tiles in flight per warp (3: 2 CTAs per SM at D = 128)
 
+// K/V tile rows in shared memory: D elements each, unpadded, so that every row starts on a
+// 128-byte boundary, with 16-byte chunk c of row r stored at chunk c ^ (r % 8) so that the 8
+// rows an ldmatrix reads at one chunk fall in 8 different bank groups. Padded rows (D + 8,
+// the layout before) kept ldmatrix conflict-free too, but rows off the 128-byte grid made the
+// cp.async stream ~8% slower from DRAM (bench/probes/stream_probe.cu: 32x8K 233 -> 252 us
+// with 272- or 288-byte rows; 256-byte rows, plain or swizzled, 232-234).
+template <int D>
+__device__ __forceinline__ int kv_smem(int r, int c) {  // element offset of chunk c of row r
+  static_assert(D / 8 >= 8, "the swizzle permutes 8 chunks of a row");
+  return r * D + ((c ^ (r & 7)) << 3);
+}
+
 template <int D, int kStagesT>
 struct MmaSmem {
-  static constexpr int kPitch = D + 8;  // elements; 16-byte rows, ldmatrix conflict-free
-  static constexpr size_t kQBytes = size_t(kRowsPerCta) * kPitch * 2;
-  static constexpr size_t kStageBytes = size_t(2) * kMmaTileKeys * kPitch * 2;  // K and V
+  static constexpr int kQPitch = D + 8;  // q rows: elements; 16-byte padded, ldmatrix conflict-free
+  static constexpr size_t kQBytes = size_t(kRowsPerCta) * kQPitch * 2;
+  static_assert(kQBytes % 128 == 0, "the K/V tiles after q start on a 128-byte boundary");
+  static constexpr size_t kStageBytes = size_t(2) * kMmaTileKeys * D * 2;  // K and V tiles (kv_smem)
   static constexpr int kStages = kStagesT;  // tiles in flight per warp
   static constexpr size_t kWarpBytes = kStages * kStageBytes;
   static constexpr size_t kMergeBytes = size_t(kWarps) * kRowsPerCta * (D + 2) * sizeof(float);
@@ -164,7 +178,7 @@ __device__ __forceinline__ void scale_fragments(float (&acc)[N][4], float f0, fl
 // partials and lse values (rows x n x (D + 1) floats) arrive in shared memory in one round
 // trip (cp.async and loads from L2, nothing held in registers), and a thread per (row, 4 dims)
 // merges from there. The host uses this mode only when they fit (single_launch_fits: max_splits
-// <= 52 at 4 rows, 13 at 16 rows, head_dim 128); otherwise it launches the reducer.
+// <= 49 at 4 rows, 12 at 16 rows, head_dim 128); otherwise it launches the reducer.
 template <int D, int kStages>
 constexpr bool single_launch_fits(int rows, int max_splits) {
   int const per_cta = rows < kRowsPerCta ? rows : kRowsPerCta;
@@ -277,14 +291,14 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
                                              int kv_head, int chunk, int b, int split, int n, int32_t len_raw,
                                              bool early, bool last_item) {
   using Smem = MmaSmem<D, kStages>;
-  constexpr int kPitch = Smem::kPitch;
+  constexpr int kQPitch = Smem::kQPitch;
   constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
   constexpr int kONTiles = D / 8;   // n-tiles of O
   constexpr int kChunksPerKey = D / 8;
   constexpr int kLoadsPerLane = kMmaTileKeys * kChunksPerKey / 32;  // per tensor
   constexpr int kKeysPerLoad = 32 / kChunksPerKey;  // keys covered by one load of the warp
   constexpr bool kQInRegisters = D <= 128;          // q fragments held across the loop
-  T* q_s = reinterpret_cast<T*>(smem_raw);  // [16][kPitch]
+  T* q_s = reinterpret_cast<T*>(smem_raw);  // [16][kQPitch]
   unsigned char* kv_raw = smem_raw + Smem::kQBytes;
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
@@ -293,7 +307,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   auto load_q = [&] {
     for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
       int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
-      T* dst = q_s + r * kPitch + d;
+      T* dst = q_s + r * kQPitch + d;
       if (r >= rows_here) {
         *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);  // padded rows are zero
         continue;
@@ -358,8 +372,9 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   uint64_t const kv_policy = l2_stream_policy(p.row_chunks == 1);
   auto copy_kv = [&](void* dst, void const* src, bool valid) { cp_async_16_stream(dst, src, valid, kv_policy); };
   auto load_tile = [&](int mode, int slot, int j, int32_t page_reg, int base) {
-    T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes) + key_of_lane * kPitch + part * 8;
-    T* v_dst = k_dst + kMmaTileKeys * kPitch;
+    T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes);
+    T* v_dst = k_dst + kMmaTileKeys * D;
+    auto row_off = [&](int i) { return kv_smem<D>(key_of_lane + i * kKeysPerLoad, part); };  // load i's row
     int const start = tile_start(j);
     int32_t const page0 = __shfl_sync(0xffffffffu, page_reg, base);
     int const limit = mode == kOld ? min(t_end, new_keys) : t_end;
@@ -371,8 +386,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       T const* v_row = v_lane + int64_t(page0) * p.v_stride_page + int64_t(off) * p.v_stride_token;
 #pragma unroll
       for (int i = 0; i < kLoadsPerLane; ++i) {
-        copy_kv(k_dst + i * kKeysPerLoad * kPitch, k_row + int64_t(i * kKeysPerLoad) * p.k_stride_token, true);
-        copy_kv(v_dst + i * kKeysPerLoad * kPitch, v_row + int64_t(i * kKeysPerLoad) * p.v_stride_token, true);
+        copy_kv(k_dst + row_off(i), k_row + int64_t(i * kKeysPerLoad) * p.k_stride_token, true);
+        copy_kv(v_dst + row_off(i), v_row + int64_t(i * kKeysPerLoad) * p.v_stride_token, true);
       }
       return;
     }
@@ -390,10 +405,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       if (mode == kNew && !is_new) continue;
       int32_t const page = valid ? pg[i] : 0;
       int const off = (start + key) & page_mask;
-      copy_kv(k_dst + i * kKeysPerLoad * kPitch,
-                  k_lane + int64_t(page) * p.k_stride_page + int64_t(off) * p.k_stride_token, valid);
-      copy_kv(v_dst + i * kKeysPerLoad * kPitch,
-                  v_lane + int64_t(page) * p.v_stride_page + int64_t(off) * p.v_stride_token, valid);
+      copy_kv(k_dst + row_off(i), k_lane + int64_t(page) * p.k_stride_page + int64_t(off) * p.k_stride_token, valid);
+      copy_kv(v_dst + row_off(i), v_lane + int64_t(page) * p.v_stride_page + int64_t(off) * p.v_stride_token, valid);
     }
   };
 
@@ -496,7 +509,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 #pragma unroll
   for (int ks = 0; ks < kKSteps; ks += 2) {
     uint32_t r[4];
-    ldmatrix_x4(r, q_s + li * kPitch + (ks + lm / 2) * 16 + (lm % 2) * 8);
+    ldmatrix_x4(r, q_s + li * kQPitch + (ks + lm / 2) * 16 + (lm % 2) * 8);
     qb[ks][0] = r[0];
     qb[ks][1] = r[1];
     qb[ks + 1][0] = r[2];
@@ -510,14 +523,14 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 
   for (int j = 0; j < my_tiles; ++j) {
     T const* k_tile = landed_tile(j);
-    T const* v_tile = k_tile + kMmaTileKeys * kPitch;
+    T const* v_tile = k_tile + kMmaTileKeys * D;
 
     // S^T[16 keys x 8 rows]: A = K (keys 0-7 / 8-15 x dims lo / hi), two chains.
     float st[4] = {0.f, 0.f, 0.f, 0.f}, st_odd[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       uint32_t ka[4];
-      ldmatrix_x4(ka, k_tile + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+      ldmatrix_x4(ka, k_tile + kv_smem<D>((lm % 2) * 8 + li, 2 * ks + lm / 2));
       MmaOp<T>::run(ks % 2 == 0 ? st : st_odd, ka, qb[ks][0], qb[ks][1]);
     }
 #pragma unroll
@@ -574,7 +587,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
       uint32_t va[4];
-      ldmatrix_x4_trans(va, v_tile + ((lm / 2) * 8 + li) * kPitch + m * 16 + (lm % 2) * 8);
+      ldmatrix_x4_trans(va, v_tile + kv_smem<D>((lm / 2) * 8 + li, 2 * m + lm % 2));
       MmaOp<T>::run(ot[m], va, pb0, pb1);
     }
     next_tile(j);
@@ -606,12 +619,12 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   uint32_t qf[kQInRegisters ? kKSteps : 1][4];
   if constexpr (kQInRegisters) {
 #pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) ldmatrix_x4(qf[ks], q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+    for (int ks = 0; ks < kKSteps; ++ks) ldmatrix_x4(qf[ks], q_s + ((lm % 2) * 8 + li) * kQPitch + ks * 16 + (lm / 2) * 8);
   }
 
   for (int j = 0; j < my_tiles; ++j) {
     T const* k_tile = landed_tile(j);
-    T const* v_tile = k_tile + kMmaTileKeys * kPitch;
+    T const* v_tile = k_tile + kMmaTileKeys * D;
 
     // S = Q . K^T: two n-tiles of 8 keys, each accumulated in two chains (even and odd
     // k-steps) so that four independent mma chains of D / 32 overlap their latencies.
@@ -621,14 +634,14 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     for (int ks = 0; ks < kKSteps; ++ks) {
       uint32_t kb[4];
       // K matrices: (keys 0-7, dims lo), (keys 0-7, dims hi), (keys 8-15, lo), (keys 8-15, hi)
-      ldmatrix_x4(kb, k_tile + ((lm / 2) * 8 + li) * kPitch + ks * 16 + (lm % 2) * 8);
+      ldmatrix_x4(kb, k_tile + kv_smem<D>((lm / 2) * 8 + li, 2 * ks + lm % 2));
       float(&acc)[2][4] = ks % 2 == 0 ? s : s_odd;
       if constexpr (kQInRegisters) {
         MmaOp<T>::run(acc[0], qf[ks], kb[0], kb[1]);
         MmaOp<T>::run(acc[1], qf[ks], kb[2], kb[3]);
       } else {
         uint32_t a[4];
-        ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kPitch + ks * 16 + (lm / 2) * 8);
+        ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kQPitch + ks * 16 + (lm / 2) * 8);
         MmaOp<T>::run(acc[0], a, kb[0], kb[1]);
         MmaOp<T>::run(acc[1], a, kb[2], kb[3]);
       }
@@ -708,7 +721,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 #pragma unroll
     for (int ot = 0; ot < kONTiles; ot += 2) {
       uint32_t vb[4];
-      ldmatrix_x4_trans(vb, v_tile + ((lm % 2) * 8 + li) * kPitch + (ot + lm / 2) * 8);
+      ldmatrix_x4_trans(vb, v_tile + kv_smem<D>((lm % 2) * 8 + li, ot + lm / 2));
       MmaOp<T>::run(o[ot], pa, vb[0], vb[1]);
       MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
     }
@@ -874,7 +887,7 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
   return left < 0 ? 0 : (left > kMaxItems ? kMaxItems : left);
 }
 
-// CTAs per SM that shared memory allows (MmaSmem::kBytes: 56 / 106 / 206 KB at head_dim 64 /
+// CTAs per SM that shared memory allows (MmaSmem::kBytes: 50 / 100 / 200 KB at head_dim 64 /
 // 128 / 256); the register budget is held to the same occupancy.
 template <int D>
 constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
@@ -882,7 +895,7 @@ constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
 template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true>
 __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  extern __shared__ __align__(128) unsigned char smem_raw[];  // 128: the K/V rows (kv_smem)
   __shared__ ItemList list;
   __shared__ RowTable rows;
   BATON_MARK(0, 0);
