@@ -315,9 +315,9 @@ TEST_F(DecodeAttention, SingleLaunchCountersSurviveShapeChanges) {
   for (int32_t c : b.counters()) ASSERT_EQ(c, 0) << "a single-launch counter was not reset";
 }
 
-// A reducer grid of more than 2 CTAs per SM (here 12 x 32 = 384 rows) loads the split count
-// before any partial and triggers at exit: its path with more than 8 and 32 splits, empty
-// splits and sinks, against the reference.
+// A reducer grid of more than 2 CTAs per SM (here 12 x 32 = 384 rows, a CTA per row) loads
+// the split count before any partial: its path with more than 8 and 32 splits, empty splits
+// and sinks, against the reference.
 TEST_F(DecodeAttention, LargeReducerGridManySplits) {
   AttnShape s;
   s.lens = {6000, 64, 3000, 0, 5000, 900, 4096, 17, 2500, 1, 6100, 700};
@@ -327,6 +327,43 @@ TEST_F(DecodeAttention, LargeReducerGridManySplits) {
   s.page_size = 32;
   check(s);
   check(s, PdlMode::kOff);
+}
+
+// Past one wave of per-row reducer CTAs (40 x 32 = 1280 rows at head_dim 128; a wave is 7 x
+// 132 = 924 on the H200), 2 CTAs per SM stride over the rows (merge_splits_strided_kernel):
+// several rows to merge per CTA, one after another with the next one's loads in flight,
+// ragged split counts up to 48 (the paths past 8 and 32 splits), empty requests and sinks;
+// and the same batch bit for bit against PDL off and against single launch (whose merge runs
+// in the producer). ItemSearchAtThirtyTwoRequests takes the strided form at head_dim 64.
+TEST_F(DecodeAttention, StridedReducerPastOneWave) {
+  std::mt19937_64 rng(2048);
+  AttnShape s;
+  s.max_splits = 48;
+  s.page_size = 32;
+  s.sinks = true;
+  s = ragged(rng, s, 40, 1200);
+  s.lens[3] = 0;
+  s.lens[30] = 1;
+  check(s);
+  check(s, PdlMode::kOff);
+  s.max_splits = 12;  // single launch holds at most 49 splits of 4 rows in shared memory
+  for (int& n : s.splits) n = 1 + n % 12;
+  DeviceAttention d(s);
+  auto run = [&](bool single, PdlMode pdl) {
+    d.args.single_launch = single;
+    d.args.merge_counters =
+        TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())});
+    d.poison();
+    EXPECT_TRUE(decode_attention(d.args, d.ws(), {nullptr, pdl}).is_ok());
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return d.output_bytes();
+  };
+  std::vector<unsigned char> const two = run(false, PdlMode::kAuto);
+  EXPECT_TRUE(d.matches_reference());
+  std::vector<unsigned char> const off = run(false, PdlMode::kOff);
+  EXPECT_TRUE(bitwise_equal(off.data(), two.data(), two.size(), "strided reducer, PDL off vs on"));
+  std::vector<unsigned char> const one = run(true, PdlMode::kAuto);
+  EXPECT_TRUE(bitwise_equal(one.data(), two.data(), two.size(), "single launch vs the strided reducer"));
 }
 
 // ---- graphs and bitwise equality -----------------------------------------------------------
