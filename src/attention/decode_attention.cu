@@ -94,8 +94,8 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   // known. Up to one wave of such CTAs: a CTA per row, the split count first. More rows than
   // a wave, where CTAs past it would run after the first anyway: 2 CTAs per SM striding over
   // the rows (merge_splits_strided_kernel), so that a large batch of one-split requests costs
-  // a few hundred CTAs, not one per row (same machine, in-graph: 128x2K 253.1 -> 251.3 us,
-  // 64x4K 251.8 -> 249.9, 32x8K 249.1 -> 248.1).
+  // a few hundred CTAs, not one per row (same machine, in-graph: 128x2K 254.2 -> 251.6 us,
+  // 64x4K 251.9 -> 250.2, 32x8K 249.5 -> 248.0).
   auto* const per_row = attention::merge_splits_kernel<T, D>;
   p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
   int per_sm = 0;

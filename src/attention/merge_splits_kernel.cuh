@@ -14,7 +14,7 @@
 // - merge_splits_strided_kernel, 2 CTAs per SM striding over the rows, past one wave: a large
 //   batch of one-split requests then costs a few hundred CTAs that read the split counts and
 //   exit, not one CTA per row (same machine, in-graph, against a CTA per row triggering at
-//   exit: 128x2K 253.1 -> 251.3 us, 64x4K 251.8 -> 249.9, 32x8K 249.1 -> 248.1). Below a
+//   exit: 128x2K 254.2 -> 251.6 us, 64x4K 251.9 -> 250.2, 32x8K 249.5 -> 248.0). Below a
 //   wave it would cost the ragged batches their parallel merges (1x32K+15x1K +1.0 us, mix +1.0).
 // Merge of one row: every warp finds M = max lse over all n splits itself (lane s holds split
 // s's lse; more than 32 splits take more turns); thread d then sums its dim of the splits'
