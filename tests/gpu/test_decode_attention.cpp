@@ -35,6 +35,18 @@ class DecodeAttention : public GpuTest {
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(d.matches_reference());
   }
+  // One call over poisoned outputs, two kernels or single launch (its counters as the last
+  // call left them); returns out's and lse's bytes.
+  static std::vector<unsigned char> run_bytes(DeviceAttention& d, bool single, PdlMode pdl,
+                                              cudaStream_t stream = nullptr) {
+    d.args.single_launch = single;
+    d.args.merge_counters =
+        TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())});
+    d.poison();
+    EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    return d.output_bytes();
+  }
 };
 
 std::vector<int> edge_lengths(int ps) { return {0, 1, ps - 1, ps, ps + 1, 17, 97, 1000}; }
@@ -349,20 +361,11 @@ TEST_F(DecodeAttention, StridedReducerPastOneWave) {
   s.max_splits = 12;  // single launch holds at most 49 splits of 4 rows in shared memory
   for (int& n : s.splits) n = 1 + n % 12;
   DeviceAttention d(s);
-  auto run = [&](bool single, PdlMode pdl) {
-    d.args.single_launch = single;
-    d.args.merge_counters =
-        TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())});
-    d.poison();
-    EXPECT_TRUE(decode_attention(d.args, d.ws(), {nullptr, pdl}).is_ok());
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    return d.output_bytes();
-  };
-  std::vector<unsigned char> const two = run(false, PdlMode::kAuto);
+  std::vector<unsigned char> const two = run_bytes(d, false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
-  std::vector<unsigned char> const off = run(false, PdlMode::kOff);
+  std::vector<unsigned char> const off = run_bytes(d, false, PdlMode::kOff);
   EXPECT_TRUE(bitwise_equal(off.data(), two.data(), two.size(), "strided reducer, PDL off vs on"));
-  std::vector<unsigned char> const one = run(true, PdlMode::kAuto);
+  std::vector<unsigned char> const one = run_bytes(d, true, PdlMode::kAuto);
   EXPECT_TRUE(bitwise_equal(one.data(), two.data(), two.size(), "single launch vs the strided reducer"));
 }
 
@@ -468,15 +471,7 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     SCOPED_TRACE("shape " + std::to_string(i));
     DeviceAttention d(shapes[i]);
-    auto run = [&](bool single, PdlMode pdl) {
-      d.args.single_launch = single;
-      d.args.merge_counters =
-          TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())});
-      d.poison();
-      EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
-      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-      return d.output_bytes();
-    };
+    auto run = [&](bool single, PdlMode pdl) { return run_bytes(d, single, pdl, stream); };
     std::vector<unsigned char> const two = run(false, PdlMode::kOff);
     EXPECT_TRUE(d.matches_reference());
     for (PdlMode pdl : {PdlMode::kOff, PdlMode::kOn}) {
