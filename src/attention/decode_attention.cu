@@ -87,28 +87,14 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   if (!reducer_follows) return Status::ok();
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
+  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
+  // split count is known; larger ones do neither (merge_splits_kernel.cuh).
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
-  detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
-  // Up to 2 rows per SM (latency-bound): a CTA per row that loads before the split count is
-  // known. Up to one wave of such CTAs: a CTA per row, the split count first. More rows than
-  // a wave, where CTAs past it would run after the first anyway: 2 CTAs per SM striding over
-  // the rows (merge_splits_strided_kernel), so that a large batch of one-split requests costs
-  // a few hundred CTAs, not one per row (same machine, in-graph: 128x2K 254.2 -> 251.6 us,
-  // 64x4K 251.9 -> 250.2, 32x8K 249.5 -> 248.0).
-  auto* const per_row = attention::merge_splits_kernel<T, D>;
   p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
-  int per_sm = 0;
-  if (!p.reducer_small_grid) {
-    BATON_RETURN_IF_ERROR(
-        detail::resident_ctas_per_sm(reinterpret_cast<void const*>(per_row), reducer, D, 0, &per_sm));
-  }
-  if (rows <= int64_t(per_sm) * info.num_sms || p.reducer_small_grid) {
-    detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
-    return detail::launch(per_row, reducer, merge, options, p);
-  }
-  detail::LaunchConfig merge{dim3(2 * static_cast<unsigned>(info.num_sms)), dim3(D)};
-  return detail::launch(attention::merge_splits_strided_kernel<T, D>, reducer, merge, options, p);
+  detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
+  detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
+  return detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p);
 }
 
 // The dispatch table: dtype x head_dim (attention::kHeadDims).

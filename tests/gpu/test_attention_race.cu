@@ -115,6 +115,22 @@ AttnShape split_case(bool single_launch) {
 
 TEST_F(AttentionRace, ProducerAndReducerWait) { run_harness(split_case(false)); }
 
+// A reducer grid past one wave (80 x 32 = 2560 rows, a CTA per row, split count first,
+// trigger at exit) must wait before reading split counts and scratch, as the small grid of
+// ProducerAndReducerWait does.
+TEST_F(AttentionRace, LargeReducerGridWaits) {
+  AttnShape s;
+  s.lens.clear();
+  s.splits.clear();
+  for (int b = 0; b < 80; ++b) {
+    s.lens.push_back(b % 7 == 0 ? 1500 : 40 + 13 * b);
+    s.splits.push_back(1 + b % 5);
+  }
+  s.max_splits = 5;
+  s.sinks = true;
+  run_harness(s);
+}
+
 // Single launch: the producer's last CTA merges; its wait still guards every input.
 TEST_F(AttentionRace, SingleLaunchProducerWaits) { run_harness(split_case(true)); }
 

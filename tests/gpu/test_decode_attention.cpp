@@ -341,19 +341,18 @@ TEST_F(DecodeAttention, LargeReducerGridManySplits) {
   check(s, PdlMode::kOff);
 }
 
-// Past one wave of per-row reducer CTAs (40 x 32 = 1280 rows at head_dim 128; a wave is 7 x
-// 132 = 924 on the H200), 2 CTAs per SM stride over the rows (merge_splits_strided_kernel):
-// several rows to merge per CTA, one after another with the next one's loads in flight,
-// ragged split counts up to 48 (the paths past 8 and 32 splits), empty requests and sinks;
-// and the same batch bit for bit against PDL off and against single launch (whose merge runs
-// in the producer). ItemSearchAtThirtyTwoRequests takes the strided form at head_dim 64.
-TEST_F(DecodeAttention, StridedReducerPastOneWave) {
+// Reducer grids past one wave (a CTA per (token, head); at most 2048 / head_dim CTAs fit
+// on an SM): 80 x 32 = 2560 rows at head_dim 128, ragged split counts up to 48 (the paths
+// past 8 and 32 splits), empty requests and sinks; the same batch bit for bit against PDL
+// off and against single launch (whose merge runs in the producer); and at head_dim 256 in
+// fp16 with 4 draft tokens and 64 query heads, 20480 rows.
+TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
   std::mt19937_64 rng(2048);
   AttnShape s;
   s.max_splits = 48;
   s.page_size = 32;
   s.sinks = true;
-  s = ragged(rng, s, 40, 1200);
+  s = ragged(rng, s, 80, 900);
   s.lens[3] = 0;
   s.lens[30] = 1;
   check(s);
@@ -364,9 +363,21 @@ TEST_F(DecodeAttention, StridedReducerPastOneWave) {
   std::vector<unsigned char> const two = run_bytes(d, false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
   std::vector<unsigned char> const off = run_bytes(d, false, PdlMode::kOff);
-  EXPECT_TRUE(bitwise_equal(off.data(), two.data(), two.size(), "strided reducer, PDL off vs on"));
+  EXPECT_TRUE(bitwise_equal(off.data(), two.data(), two.size(), "large reducer grid, PDL off vs on"));
   std::vector<unsigned char> const one = run_bytes(d, true, PdlMode::kAuto);
-  EXPECT_TRUE(bitwise_equal(one.data(), two.data(), two.size(), "single launch vs the strided reducer"));
+  EXPECT_TRUE(bitwise_equal(one.data(), two.data(), two.size(), "single launch vs the large reducer grid"));
+
+  AttnShape w;  // 80 x 4 tokens x 64 heads = 20480 rows
+  w.head_dim = 256;
+  w.dtype = DType::kFloat16;
+  w.q_len = 4;
+  w.num_q_heads = 64;
+  w.num_kv_heads = 8;
+  w.max_splits = 6;
+  w.page_size = 16;
+  w.sinks = true;
+  w = ragged(rng, w, 80, 120);
+  check(w);
 }
 
 // ---- graphs and bitwise equality -----------------------------------------------------------
