@@ -18,6 +18,7 @@
 
 #include "baton/attention.h"
 #include "baton/metadata.h"
+#include "attention/row_chunks.h"
 #include "attention_trace.h"
 #include "bench_options.h"
 #include "harness.h"
@@ -95,7 +96,7 @@ int run_attention_bench(BenchOptions const& opt) {
   // most the reducer's 32); past the wave, and for ragged batches (planned for two waves), it
   // may want up to about twice that and max_splits caps it. SGLang's default is 64.
   int const q_len = opt.q_len, plan_q_len = opt.plan_q_len > 0 ? opt.plan_q_len : q_len;
-  int const ctas_per_request = kHkv * ((kHq / kHkv * q_len + 15) / 16);
+  int const ctas_per_request = kHkv * static_cast<int>(attention::row_chunks(kHq / kHkv, q_len));
   int const max_splits = opt.max_splits > 0 ? opt.max_splits
                          : wave > 0 ? std::min(kDefaultMaxSplits, (wave + ctas_per_request - 1) / ctas_per_request)
                                     : kDefaultMaxSplits;
