@@ -45,7 +45,6 @@ struct AttentionParams {
   float* part_o;       // [batch, max_splits, q_len, num_q_heads, head_dim]
   float* part_lse;     // [batch, max_splits, q_len, num_q_heads]
   int* counters;       // single launch: [batch, num_kv_heads, row_chunks] arrivals; else null
-  int reducer_small_grid;  // merge_splits_kernel: <= 2 CTAs per SM (early trigger, speculative loads)
   int trigger_after_wait;  // no reducer follows (single launch, or one split): the producer triggers after its wait
 };
 

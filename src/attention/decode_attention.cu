@@ -88,13 +88,15 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
   // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
-  // split count is known; larger ones do neither (merge_splits_kernel.cuh).
+  // split count is known; larger ones do neither, and take the few-register form, so that more
+  // CTAs fit per SM (merge_splits_kernel.cuh).
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
-  p.reducer_small_grid = rows <= 2 * int64_t(info.num_sms) ? 1 : 0;
+  bool const small_grid = rows <= 2 * int64_t(info.num_sms);
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
   detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
-  return detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p);
+  return small_grid ? detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p)
+                    : detail::launch(attention::merge_splits_large_kernel<T, D>, reducer, merge, options, p);
 }
 
 // The dispatch table: dtype x head_dim (attention::kHeadDims).

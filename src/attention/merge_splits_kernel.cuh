@@ -21,9 +21,11 @@
 // lse values and the partial outputs of the first kEarly (8) splits are loaded together --
 // bounded by max_splits, not by n, which is not known yet; values past n are discarded -- so
 // n <= 8 costs one round trip, n <= 32 two (speculating on all 32 reads 32x the needed bytes
-// when n = 4 of max_splits = 33). A large grid loads the split count first: its rows of
-// one-split requests then read 4 bytes, not 8 splits of stale scratch (same machine:
-// 128x2K 269.5 -> 267.5 us, 32x8K 262.8 -> 261.2; small grids unchanged).
+// when n = 4 of max_splits = 33). A large grid (more than 2 CTAs per SM) takes its own
+// form, merge_splits_large_kernel below: the split count first, so that its rows of
+// one-split requests read 4 bytes, not 8 splits of stale scratch (same machine: 128x2K 269.5
+// -> 267.5 us, 32x8K 262.8 -> 261.2; small grids unchanged), and 32 registers, so that more
+// of its CTAs fit per wave.
 // Code: the loads and the merge of splits 8..31 sit behind one uniform branch (n > 8), and
 // the merge of splits 4..7 behind another (n > 4), so a row of few splits does not fetch and
 // step through predicated-off unrolled terms (same machine, alternating runs, in-graph: 1x1K
@@ -34,8 +36,8 @@
 //
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
 // only kernel parameters; it waits right before its first read of num_kv_splits and the
-// scratch. It triggers right after the wait when its grid is small (at most 2 CTAs per SM),
-// else at exit: whatever follows (the next layer) waits for its completion either way.
+// scratch. The small form triggers right after the wait, the large form at exit: whatever
+// follows (the next layer) waits for its completion either way.
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -62,31 +64,21 @@ __global__ void __launch_bounds__(D)
   float const* o_row = p.part_o + first * D + d;
   int64_t const o_stride = split_stride * D;
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
-  // Next: the following layer's kernels (they wait for this grid's completion). A small grid
-  // triggers right after the wait, so the next kernel's launch overlaps the merge; a grid
-  // larger than fits beside the next producer's CTAs (p.reducer_small_grid false) triggers
-  // at exit, or those waiting CTAs would hold the SMs its later CTAs need (mix64..16K: 103.6
-  // us with the early trigger, 93.9 at exit, 99.8 with PDL off).
-  if (p.reducer_small_grid) allow_next_grid();
+  // Next: the following layer's kernels (they wait for this grid's completion). This small
+  // grid triggers right after the wait, so the next kernel's launch overlaps the merge (the
+  // large form triggers at exit, below).
+  allow_next_grid();
   BATON_MARK(1, 1);
 
-  // A small grid (latency-bound): one round trip for the split count, lse of split `lane`
-  // and dim d of the first kEarly splits, loaded before n is known. A large grid
-  // (bandwidth-bound): the split count first, so that rows of one-split requests read
-  // nothing more (128x2K: 4096 rows x 8 speculative splits were 17 MB of stale scratch).
-  bool const speculate = p.reducer_small_grid != 0;
+  // Latency-bound: one round trip for the split count, lse of split `lane` and dim d of the
+  // first kEarly splits, loaded before n is known.
   int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
-  float lse_lane = speculate && lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
+  float const lse_lane = lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
   float x[kSpec];
 #pragma unroll
-  for (int u = 0; u < kEarly; ++u) x[u] = speculate && u < p.max_splits ? o_row[u * o_stride] : 0.f;
+  for (int u = 0; u < kEarly; ++u) x[u] = u < p.max_splits ? o_row[u * o_stride] : 0.f;
   int const n = clamp_splits(p, n_raw);
   if (n == 1) return;  // written by the producer
-  if (!speculate) {
-    lse_lane = lane < n ? lse_row[lane * split_stride] : -INFINITY;
-#pragma unroll
-    for (int u = 0; u < kEarly; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;
-  }
   if (n > kEarly) {  // splits past the first 8: their code runs only when they exist
 #pragma unroll
     for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;  // in flight together
@@ -138,6 +130,90 @@ __global__ void __launch_bounds__(D)
   out[d] = from_float<T>(acc[0] * end.inv);
   if (p.lse != nullptr && d == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
   BATON_MARK(1, 3);
+}
+
+// The large form: more than 2 CTAs per SM. Large batches, where often every request has one
+// split and a CTA only reads the split count and exits: no speculative loads (the split count
+// first, so a one-split row reads 4 bytes, not 8 splits of stale scratch), and 32 registers,
+// so that 2048 / D CTAs fit per SM (the small form's 72 registers hold 7 CTAs of 128
+// threads: 4096 rows at 128x2K were 4.4 waves, now 2) and 4, not 1, fit beside each SM's two
+// producer CTAs while it streams. Rows of several splits stay one CTA each, all in parallel
+// (a strided grid that merged rows one after another lost up to 31% with draft tokens): lse
+// of split `lane` and dim d of the first kBatch splits in one round trip, then kBatch splits
+// at a time (weights from the lanes), past 32 splits kTail at a time. Same weights, same
+// order of every sum: the same bits as the small form. Measured against the 72-register
+// form (same machine, alternating runs, in-graph default mode, docs/benchmarking.md):
+// 128x2K 248.4 -> 246.8 us, mix64..16K 82.8 -> 81.3; with 8 draft tokens 128x2K 356.9 ->
+// 345.6, 64x4K 330.6 -> 322.1, 8x1K 23.2 -> 22.2; the ragged batch (one row of 32 splits
+// on its critical path) within noise, where 8 loads in flight (one more round trip) cost
+// 0.6-0.9 us. It triggers at exit: a grid larger than fits beside the next producer's CTAs
+// would hold the SMs its later CTAs need while waiting (mix64..16K: 103.6 us with the early
+// trigger, 93.9 at exit, 99.8 with PDL off).
+template <class T, int D, bool kWait = true>
+__global__ void __launch_bounds__(D, 2048 / D)
+    merge_splits_large_kernel(__grid_constant__ AttentionParams const p) {
+  constexpr int kLanes = 32;  // splits whose lse a lane holds
+  constexpr int kBatch = 11;  // splits below 32: loads in flight per batch (the most without spills at 32 registers)
+  constexpr int kTail = 4;    // splits past 32: loads in flight per batch (lse and dim d)
+  int const d = threadIdx.x, lane = threadIdx.x % 32;
+  int64_t const row = blockIdx.x;  // (token, head)
+  int64_t const token = row / p.num_q_heads;
+  int const h = static_cast<int>(row % p.num_q_heads);
+  int const b = static_cast<int>(token / p.q_len), t = static_cast<int>(token % p.q_len);
+  int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
+  int64_t const first = scratch_row(p, b, 0, t, h);
+  float const* lse_row = p.part_lse + first;
+  float const* o_row = p.part_o + first * D + d;
+  int64_t const o_stride = split_stride * D;
+  if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
+
+  int const n = clamp_splits(p, p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0);
+  if (n == 1) return;  // written by the producer
+  float const lse_lane = lane < n ? lse_row[lane * split_stride] : -INFINITY;
+  float x[kBatch];
+#pragma unroll
+  for (int u = 0; u < kBatch; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;
+
+  float m = lse_lane;
+  for (int s = lane + kLanes; s < n; s += kLanes) m = fmaxf(m, lse_row[s * split_stride]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  m = merge_max_with_sink(m, p.sinks, h);
+  float acc[1] = {0.f}, den = 0.f;
+  if (m != -INFINITY) {
+    float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
+    int const n_lanes = min(n, kLanes);
+    for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
+      if (s0 > 0) {
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) x[u] = s0 + u < n_lanes ? o_row[(s0 + u) * o_stride] : 0.f;
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        float const w = __shfl_sync(0xffffffffu, w_lane, (s0 + u) % kLanes);
+        float const xu[1] = {x[u]};
+        if (s0 + u < n_lanes) merge_add(acc, den, w, xu);
+      }
+    }
+    for (int s0 = kLanes; s0 < n; s0 += kTail) {
+      float lse_t[kTail], x_t[kTail];
+#pragma unroll
+      for (int u = 0; u < kTail; ++u) {
+        bool const in = s0 + u < n;
+        lse_t[u] = in ? lse_row[(s0 + u) * split_stride] : -INFINITY;
+        x_t[u] = in ? o_row[(s0 + u) * o_stride] : 0.f;
+      }
+#pragma unroll
+      for (int u = 0; u < kTail; ++u) {
+        float const xu[1] = {x_t[u]};
+        if (s0 + u < n) merge_add(acc, den, merge_weight(lse_t[u], m), xu);
+      }
+    }
+  }
+  MergeEnd const end = merge_end(m, den, p.sinks, h);
+  T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
+  out[d] = from_float<T>(acc[0] * end.inv);
+  if (p.lse != nullptr && d == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
 }
 
 }  // namespace baton::attention
