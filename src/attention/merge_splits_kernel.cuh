@@ -46,6 +46,69 @@
 
 namespace baton::attention {
 
+// One row (token, head) of the reducer's grid, CTA blockIdx.x, thread d = threadIdx.x owning
+// output dim d: its place in the scratch, the merge of its splits past the 32 that lanes
+// hold, and its stores. Shared by both forms below.
+template <int D>
+struct MergeRow {
+  int64_t token;
+  int h, b;
+  int64_t split_stride, o_stride;  // floats between splits: lse, partial outputs
+  float const* lse_row;            // lse of split 0
+  float const* o_row;              // dim d of split 0's partial output
+
+  __device__ __forceinline__ explicit MergeRow(AttentionParams const& p) {
+    int64_t const row = blockIdx.x;
+    token = row / p.num_q_heads;
+    h = static_cast<int>(row % p.num_q_heads);
+    b = static_cast<int>(token / p.q_len);
+    int const t = static_cast<int>(token % p.q_len);
+    split_stride = int64_t(p.q_len) * p.num_q_heads;
+    o_stride = split_stride * D;
+    int64_t const first = scratch_row(p, b, 0, t, h);
+    lse_row = p.part_lse + first;
+    o_row = p.part_o + first * D + threadIdx.x;
+  }
+
+  // M = max over the n splits' lse (lane s holds split s's, -inf past n; more than 32 take
+  // more turns), with the sink; the same value in every lane.
+  __device__ __forceinline__ float max_lse(AttentionParams const& p, float lse_lane, int n) const {
+    float m = lse_lane;
+    for (int s = threadIdx.x % 32 + 32; s < n; s += 32) m = fmaxf(m, lse_row[s * split_stride]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    return merge_max_with_sink(m, p.sinks, h);
+  }
+
+  // Splits 32..n-1 in order, kTail at a time with their loads in flight together.
+  template <int kTail>
+  __device__ __forceinline__ void merge_past_lanes(int n, float m, float& acc, float& den) const {
+    for (int s0 = 32; s0 < n; s0 += kTail) {
+      float lse_t[kTail], x_t[kTail];
+#pragma unroll
+      for (int u = 0; u < kTail; ++u) {
+        bool const in = s0 + u < n;
+        lse_t[u] = in ? lse_row[(s0 + u) * split_stride] : -INFINITY;
+        x_t[u] = in ? o_row[(s0 + u) * o_stride] : 0.f;
+      }
+#pragma unroll
+      for (int u = 0; u < kTail; ++u) {
+        float a[1] = {acc};
+        float const xu[1] = {x_t[u]};
+        if (s0 + u < n) merge_add(a, den, merge_weight(lse_t[u], m), xu);
+        acc = a[0];
+      }
+    }
+  }
+
+  template <class T>
+  __device__ __forceinline__ void store(AttentionParams const& p, float acc, MergeEnd const& end) const {
+    T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
+    out[threadIdx.x] = from_float<T>(acc * end.inv);
+    if (p.lse != nullptr && threadIdx.x == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
+  }
+};
+
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
@@ -53,16 +116,8 @@ __global__ void __launch_bounds__(D)
   constexpr int kEarly = 8;   // of which loaded with the split count, before n is known
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   BATON_MARK(1, 0);
-  int const d = threadIdx.x, lane = threadIdx.x % 32;
-  int64_t const row = blockIdx.x;  // (token, head)
-  int64_t const token = row / p.num_q_heads;
-  int const h = static_cast<int>(row % p.num_q_heads);
-  int const b = static_cast<int>(token / p.q_len), t = static_cast<int>(token % p.q_len);
-  int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
-  int64_t const first = scratch_row(p, b, 0, t, h);
-  float const* lse_row = p.part_lse + first;
-  float const* o_row = p.part_o + first * D + d;
-  int64_t const o_stride = split_stride * D;
+  int const lane = threadIdx.x % 32;
+  MergeRow<D> const r(p);
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
   // Next: the following layer's kernels (they wait for this grid's completion). This small
   // grid triggers right after the wait, so the next kernel's launch overlaps the merge (the
@@ -72,25 +127,21 @@ __global__ void __launch_bounds__(D)
 
   // Latency-bound: one round trip for the split count, lse of split `lane` and dim d of the
   // first kEarly splits, loaded before n is known.
-  int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
-  float const lse_lane = lane < p.max_splits ? lse_row[lane * split_stride] : -INFINITY;
+  int32_t const n_raw = p.num_kv_splits != nullptr ? p.num_kv_splits[r.b] : 0;
+  float const lse_lane = lane < p.max_splits ? r.lse_row[lane * r.split_stride] : -INFINITY;
   float x[kSpec];
 #pragma unroll
-  for (int u = 0; u < kEarly; ++u) x[u] = u < p.max_splits ? o_row[u * o_stride] : 0.f;
+  for (int u = 0; u < kEarly; ++u) x[u] = u < p.max_splits ? r.o_row[u * r.o_stride] : 0.f;
   int const n = clamp_splits(p, n_raw);
   if (n == 1) return;  // written by the producer
   if (n > kEarly) {  // splits past the first 8: their code runs only when they exist
 #pragma unroll
-    for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;  // in flight together
+    for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;  // in flight together
   }
 
   // M = max lse (with the sink), then acc and den in split order (split_merge.cuh); stale
   // scratch past n is ignored.
-  float m = lane < n ? lse_lane : -INFINITY;
-  for (int s = lane + 32; s < n; s += 32) m = fmaxf(m, lse_row[s * split_stride]);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  m = merge_max_with_sink(m, p.sinks, h);
+  float const m = r.max_lse(p, lane < n ? lse_lane : -INFINITY, n);
   float acc[1] = {0.f}, den = 0.f;
   if (m != -INFINITY) {
     float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
@@ -109,26 +160,11 @@ __global__ void __launch_bounds__(D)
 #pragma unroll
       for (int u = kEarly; u < kSpec; ++u) add(u);
     }
-    for (int s0 = kSpec; s0 < n; s0 += kTail) {  // more than 32 splits: kTail loads in flight
-      float lse_t[kTail], x_t[kTail];
-#pragma unroll
-      for (int u = 0; u < kTail; ++u) {
-        bool const in = s0 + u < n;
-        lse_t[u] = in ? lse_row[(s0 + u) * split_stride] : -INFINITY;
-        x_t[u] = in ? o_row[(s0 + u) * o_stride] : 0.f;
-      }
-#pragma unroll
-      for (int u = 0; u < kTail; ++u) {
-        float const xu[1] = {x_t[u]};
-        if (s0 + u < n) merge_add(acc, den, merge_weight(lse_t[u], m), xu);
-      }
-    }
+    r.template merge_past_lanes<kTail>(n, m, acc[0], den);  // more than 32 splits
   }
-  MergeEnd const end = merge_end(m, den, p.sinks, h);
+  MergeEnd const end = merge_end(m, den, p.sinks, r.h);
   BATON_MARK(1, 2);
-  T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
-  out[d] = from_float<T>(acc[0] * end.inv);
-  if (p.lse != nullptr && d == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
+  r.template store<T>(p, acc[0], end);
   BATON_MARK(1, 3);
 }
 
@@ -155,30 +191,18 @@ __global__ void __launch_bounds__(D, 2048 / D)
   constexpr int kLanes = 32;  // splits whose lse a lane holds
   constexpr int kBatch = 11;  // splits below 32: loads in flight per batch (the most without spills at 32 registers)
   constexpr int kTail = 4;    // splits past 32: loads in flight per batch (lse and dim d)
-  int const d = threadIdx.x, lane = threadIdx.x % 32;
-  int64_t const row = blockIdx.x;  // (token, head)
-  int64_t const token = row / p.num_q_heads;
-  int const h = static_cast<int>(row % p.num_q_heads);
-  int const b = static_cast<int>(token / p.q_len), t = static_cast<int>(token % p.q_len);
-  int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
-  int64_t const first = scratch_row(p, b, 0, t, h);
-  float const* lse_row = p.part_lse + first;
-  float const* o_row = p.part_o + first * D + d;
-  int64_t const o_stride = split_stride * D;
+  int const lane = threadIdx.x % 32;
+  MergeRow<D> const r(p);
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
 
-  int const n = clamp_splits(p, p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0);
+  int const n = clamp_splits(p, p.num_kv_splits != nullptr ? p.num_kv_splits[r.b] : 0);
   if (n == 1) return;  // written by the producer
-  float const lse_lane = lane < n ? lse_row[lane * split_stride] : -INFINITY;
+  float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
   float x[kBatch];
 #pragma unroll
-  for (int u = 0; u < kBatch; ++u) x[u] = u < n ? o_row[u * o_stride] : 0.f;
+  for (int u = 0; u < kBatch; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;
 
-  float m = lse_lane;
-  for (int s = lane + kLanes; s < n; s += kLanes) m = fmaxf(m, lse_row[s * split_stride]);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  m = merge_max_with_sink(m, p.sinks, h);
+  float const m = r.max_lse(p, lse_lane, n);
   float acc[1] = {0.f}, den = 0.f;
   if (m != -INFINITY) {
     float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
@@ -186,7 +210,7 @@ __global__ void __launch_bounds__(D, 2048 / D)
     for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
       if (s0 > 0) {
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) x[u] = s0 + u < n_lanes ? o_row[(s0 + u) * o_stride] : 0.f;
+        for (int u = 0; u < kBatch; ++u) x[u] = s0 + u < n_lanes ? r.o_row[(s0 + u) * r.o_stride] : 0.f;
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
@@ -195,25 +219,10 @@ __global__ void __launch_bounds__(D, 2048 / D)
         if (s0 + u < n_lanes) merge_add(acc, den, w, xu);
       }
     }
-    for (int s0 = kLanes; s0 < n; s0 += kTail) {
-      float lse_t[kTail], x_t[kTail];
-#pragma unroll
-      for (int u = 0; u < kTail; ++u) {
-        bool const in = s0 + u < n;
-        lse_t[u] = in ? lse_row[(s0 + u) * split_stride] : -INFINITY;
-        x_t[u] = in ? o_row[(s0 + u) * o_stride] : 0.f;
-      }
-#pragma unroll
-      for (int u = 0; u < kTail; ++u) {
-        float const xu[1] = {x_t[u]};
-        if (s0 + u < n) merge_add(acc, den, merge_weight(lse_t[u], m), xu);
-      }
-    }
+    r.template merge_past_lanes<kTail>(n, m, acc[0], den);  // more than 32 splits
   }
-  MergeEnd const end = merge_end(m, den, p.sinks, h);
-  T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
-  out[d] = from_float<T>(acc[0] * end.inv);
-  if (p.lse != nullptr && d == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
+  MergeEnd const end = merge_end(m, den, p.sinks, r.h);
+  r.template store<T>(p, acc[0], end);
 }
 
 }  // namespace baton::attention
