@@ -12,7 +12,7 @@
 // barrier. Every warp finds M = max lse over all n splits itself (lane s holds split s's
 // lse; more than 32 splits take more turns); thread d then sums its dim of the splits'
 // partial outputs, and the weights, in order s = 0, 1, ..., n - 1 (splits past 32: 8 at a
-// time with their loads in flight together). Small on purpose: the reducer's cost at
+// time with their loads in flight together, 4 in the large form). Small on purpose: the reducer's cost at
 // small shapes is its latency chain and its cold instruction cache, not its math. (Measured
 // before this layout: a warp per row with float4 loads needs 4x the registers per split in
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
@@ -32,11 +32,13 @@
 // 7.45 / 7.43 -> 6.72 / 6.71 us, 8x1K 15.26 / 15.19 -> 14.40 / 14.36 with the first branch,
 // 14.28-14.31 -> 14.21-14.22 with the second; 1x8K and 1x32K, 32 splits, unchanged).
 // Determinism: the order of every sum depends only on n, so padding of the split plan
-// (a larger max_splits) and PDL on/off give the same bits.
+// (a larger max_splits), PDL on/off, and the form (which depends on the batch size) give the
+// same bits (DecodeAttention.LargeAndSmallReducerFormsMatchBitwise).
 //
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
-// only kernel parameters; it waits right before its first read of num_kv_splits and the
-// scratch. The small form triggers right after the wait, the large form at exit: whatever
+// only kernel parameters; every CTA waits, right before its first read of num_kv_splits and
+// the scratch (AttentionRace.HarnessCatchesAReducerWithoutItsWait: either form compiled
+// without the wait fails the race harness). The small form triggers right after the wait, the large form at exit: whatever
 // follows (the next layer) waits for its completion either way.
 #pragma once
 
@@ -191,9 +193,11 @@ __global__ void __launch_bounds__(D, 2048 / D)
   constexpr int kLanes = 32;  // splits whose lse a lane holds
   constexpr int kBatch = 11;  // splits below 32: loads in flight per batch (the most without spills at 32 registers)
   constexpr int kTail = 4;    // splits past 32: loads in flight per batch (lse and dim d)
+  BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p);
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
+  BATON_MARK(1, 1);
 
   int const n = clamp_splits(p, p.num_kv_splits != nullptr ? p.num_kv_splits[r.b] : 0);
   if (n == 1) return;  // written by the producer
@@ -222,7 +226,9 @@ __global__ void __launch_bounds__(D, 2048 / D)
     r.template merge_past_lanes<kTail>(n, m, acc[0], den);  // more than 32 splits
   }
   MergeEnd const end = merge_end(m, den, p.sinks, r.h);
+  BATON_MARK(1, 2);
   r.template store<T>(p, acc[0], end);
+  BATON_MARK(1, 3);
 }
 
 }  // namespace baton::attention

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "attention/merge_splits_kernel.cuh"
 #include "attention/params.h"
 #include "attention/split_kv_kernel.cuh"
 #include "attention/validate.h"
@@ -182,6 +183,67 @@ TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
   auto mutant = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); };
   EXPECT_EQ(harness_outcome(s, mutant, &message), RaceHarness::Outcome::kCheckFailed)
       << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
+}
+
+
+// Launches the library's reducer directly (bf16, head_dim 128), its small or large form, with
+// or without its PDL wait, PDL on, over the scratch of an earlier call.
+Status launch_reducer(DeviceAttention& d, bool large, bool wait, cudaStream_t stream) {
+  using namespace attention;
+  AttentionShape shape;
+  BATON_RETURN_IF_ERROR(validate(d.args, &shape));
+  AttentionParams const p = make_params(d.args, shape, d.ws());
+  if (d.args.max_splits < 2 || shape.head_dim != 128 || d.args.q.dtype != DType::kBFloat16 || d.args.single_launch) {
+    return Status::invalid_argument("launch_reducer: the case must be bf16, head_dim 128, max_splits >= 2, two kernels");
+  }
+  using T = __nv_bfloat16;
+  auto* kernel = large ? (wait ? merge_splits_large_kernel<T, 128, true> : merge_splits_large_kernel<T, 128, false>)
+                       : (wait ? merge_splits_kernel<T, 128, true> : merge_splits_kernel<T, 128, false>);
+  detail::KernelTraits const traits{"decode_attention_reducer_mutation", /*waits_on_prior_grid=*/true};
+  unsigned const rows = unsigned(int64_t(p.batch) * p.q_len * p.num_q_heads);
+  return detail::launch(kernel, traits, detail::LaunchConfig{dim3(rows), dim3(128)}, {stream, PdlMode::kOn}, p);
+}
+
+// The reducer alone behind the harness's stalled kernel, which writes the split counts and
+// the producer's scratch (from an earlier call); every request has several splits, so the
+// reducer writes every row. How it ended.
+RaceHarness::Outcome reducer_outcome(bool large, bool wait, std::string* message) {
+  AttnShape s;
+  s.lens.clear();
+  s.splits.clear();
+  for (int b = 0; b < 20; ++b) {  // 640 rows
+    s.lens.push_back(b == 0 ? 2000 : 60 + 37 * b);
+    s.splits.push_back(b == 0 ? 40 : 2 + b % 6);
+  }
+  s.max_splits = 40;
+  s.sinks = true;
+  DeviceAttention d(s);
+  if (!decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOff}).is_ok() || cudaDeviceSynchronize() != cudaSuccess) {
+    *message = "the call that fills the scratch failed";
+    return RaceHarness::Outcome::kError;
+  }
+  auto src_ws = copy_of(d.workspace);
+  auto src_splits = copy_of(d.splits);
+  RaceHarness h;
+  h.inputs = {{d.workspace.get(), src_ws.get(), src_ws.bytes(), 0xFF},   // NaN partials and lse
+              {d.splits.get(), src_splits.get(), src_splits.bytes(), 0x00}};  // one split: skip
+  h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF}};
+  h.consumer = [&](cudaStream_t stream) { return launch_reducer(d, large, wait, stream); };
+  h.check = [&] { return d.matches_reference(); };
+  RaceHarness::Outcome how = RaceHarness::Outcome::kError;
+  *message = h.run(&how).message();
+  return how;
+}
+
+TEST_F(AttentionRace, HarnessCatchesAReducerWithoutItsWait) {
+  for (bool large : {false, true}) {
+    SCOPED_TRACE(large ? "large form" : "small form");
+    std::string message;
+    ASSERT_EQ(reducer_outcome(large, true, &message), RaceHarness::Outcome::kPassed)
+        << "control launch (with the wait) failed, so the mutation result would mean nothing: " << message;
+    EXPECT_EQ(reducer_outcome(large, false, &message), RaceHarness::Outcome::kCheckFailed)
+        << "the race harness did not catch a reducer that reads before griddepcontrol.wait: " << message;
+  }
 }
 
 }  // namespace

@@ -346,13 +346,18 @@ TEST_F(DecodeAttention, LargeReducerGridManySplits) {
 // past 8 and 32 splits), empty requests and sinks; the same batch bit for bit against PDL
 // off and against single launch (whose merge runs in the producer); and at head_dim 256 in
 // fp16 with 4 draft tokens and 64 query heads, 20480 rows.
-TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
-  std::mt19937_64 rng(2048);
+// 80 ragged requests with sinks and split counts up to 48: a reducer grid past one wave.
+AttnShape eighty_with_sinks(std::mt19937_64& rng, int page_size, int max_len) {
   AttnShape s;
   s.max_splits = 48;
-  s.page_size = 32;
+  s.page_size = page_size;
   s.sinks = true;
-  s = ragged(rng, s, 80, 900);
+  return ragged(rng, s, 80, max_len);
+}
+
+TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
+  std::mt19937_64 rng(2048);
+  AttnShape s = eighty_with_sinks(rng, 32, 900);
   s.lens[3] = 0;
   s.lens[30] = 1;
   check(s);
@@ -378,6 +383,41 @@ TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
   w.sinks = true;
   w = ragged(rng, w, 80, 120);
   check(w);
+}
+
+// The reducer's two forms (merge_splits_kernel.cuh): a grid of more than 2 CTAs per SM takes
+// the 32-register large form, a smaller one the small form; they must give the same bits.
+// The first 4 requests (n of 2..48, past 32 and past the lanes' batches of 11) are merged
+// once inside an 80-request batch (2560 rows: large form) and once alone, as a 4-request
+// view of the same buffers (128 rows: small form on any sm_90 part), with sinks.
+TEST_F(DecodeAttention, LargeAndSmallReducerFormsMatchBitwise) {
+  std::mt19937_64 rng(4096);
+  AttnShape s = eighty_with_sinks(rng, 16, 1500);
+  s.lens[0] = 1400, s.splits[0] = 48;  // splits 32..47: the tail past the lanes
+  s.lens[1] = 900, s.splits[1] = 33;
+  s.lens[2] = 700, s.splits[2] = 23;   // the lanes' third batch of 11, partly
+  s.lens[3] = 50, s.splits[3] = 2;
+  DeviceAttention d(s);
+  std::vector<unsigned char> const large = run_bytes(d, false, PdlMode::kAuto);
+  EXPECT_TRUE(d.matches_reference());
+
+  int const sub = 4;
+  int64_t const tokens = int64_t(sub) * s.q_len;
+  DecodeAttentionArgs const whole = d.args;
+  d.args.q.shape[0] = tokens;
+  d.args.out.shape[0] = tokens;
+  d.args.lse.shape[0] = tokens;
+  d.args.cache_seqlens.shape[0] = sub;
+  d.args.page_table.shape[0] = sub;
+  d.args.num_kv_splits.shape[0] = sub;
+  std::vector<unsigned char> const small = run_bytes(d, false, PdlMode::kAuto);
+  d.args = whole;
+  size_t const out_bytes = size_t(tokens) * s.num_q_heads * s.head_dim * 2;
+  size_t const all_out_bytes = size_t(s.lens.size()) * s.q_len * s.num_q_heads * s.head_dim * 2;
+  size_t const lse_bytes = size_t(tokens) * s.num_q_heads * 4;
+  EXPECT_TRUE(bitwise_equal(small.data(), large.data(), out_bytes, "out: small vs large reducer form"));
+  EXPECT_TRUE(bitwise_equal(small.data() + all_out_bytes, large.data() + all_out_bytes, lse_bytes,
+                            "lse: small vs large reducer form"));
 }
 
 // ---- graphs and bitwise equality -----------------------------------------------------------
