@@ -12,8 +12,9 @@
 // barrier. Every warp finds M = max lse over all n splits itself (lane s holds split s's
 // lse; more than 32 splits take more turns); thread d then sums its dim of the splits'
 // partial outputs, and the weights, in order s = 0, 1, ..., n - 1 (splits past 32: 8 at a
-// time with their loads in flight together, 4 in the large form). Small on purpose: the reducer's cost at
-// small shapes is its latency chain and its cold instruction cache, not its math. (Measured
+// time with their loads in flight together, 4 in the large form). Small on purpose: the
+// reducer's cost at small shapes is its latency chain and its cold instruction cache, not its
+// math. (Measured
 // before this layout: a warp per row with float4 loads needs 4x the registers per split in
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
 // Bytes: n * (head_dim + 1) floats read and head_dim outputs written per row.
@@ -38,8 +39,9 @@
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
 // only kernel parameters; every CTA waits, right before its first read of num_kv_splits and
 // the scratch (AttentionRace.HarnessCatchesAReducerWithoutItsWait: either form compiled
-// without the wait fails the race harness). The small form triggers right after the wait, the large form at exit: whatever
-// follows (the next layer) waits for its completion either way.
+// without the wait fails the race harness). The small form triggers right after the wait,
+// the large form at exit: whatever follows (the next layer) waits for its completion either
+// way.
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -84,7 +86,7 @@ struct MergeRow {
 
   // Splits 32..n-1 in order, kTail at a time with their loads in flight together.
   template <int kTail>
-  __device__ __forceinline__ void merge_past_lanes(int n, float m, float& acc, float& den) const {
+  __device__ __forceinline__ void merge_past_lanes(int n, float m, float (&acc)[1], float& den) const {
     for (int s0 = 32; s0 < n; s0 += kTail) {
       float lse_t[kTail], x_t[kTail];
 #pragma unroll
@@ -95,10 +97,8 @@ struct MergeRow {
       }
 #pragma unroll
       for (int u = 0; u < kTail; ++u) {
-        float a[1] = {acc};
         float const xu[1] = {x_t[u]};
-        if (s0 + u < n) merge_add(a, den, merge_weight(lse_t[u], m), xu);
-        acc = a[0];
+        if (s0 + u < n) merge_add(acc, den, merge_weight(lse_t[u], m), xu);
       }
     }
   }
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(D)
 #pragma unroll
       for (int u = kEarly; u < kSpec; ++u) add(u);
     }
-    r.template merge_past_lanes<kTail>(n, m, acc[0], den);  // more than 32 splits
+    r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
   }
   MergeEnd const end = merge_end(m, den, p.sinks, r.h);
   BATON_MARK(1, 2);
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(D, 2048 / D)
         if (s0 + u < n_lanes) merge_add(acc, den, w, xu);
       }
     }
-    r.template merge_past_lanes<kTail>(n, m, acc[0], den);  // more than 32 splits
+    r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
   }
   MergeEnd const end = merge_end(m, den, p.sinks, r.h);
   BATON_MARK(1, 2);

@@ -185,7 +185,6 @@ TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
       << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
 }
 
-
 // Launches the library's reducer directly (bf16, head_dim 128), its small or large form, with
 // or without its PDL wait, PDL on, over the scratch of an earlier call.
 Status launch_reducer(DeviceAttention& d, bool large, bool wait, cudaStream_t stream) {
