@@ -18,14 +18,19 @@
 // before this layout: a warp per row with float4 loads needs 4x the registers per split in
 // flight; a CTA of 4 warps over interleaved splits needs a barrier.)
 // Bytes: n * (head_dim + 1) floats read and head_dim outputs written per row.
-// Latency: the split count n is read before the PDL wait (MergeRow::split_count: why that is
-// safe behind the producer), so after the wait a row loads exactly its n splits: the lse
-// values and the partial outputs of up to 32 splits in one round trip in a small grid (at
-// most 2 CTAs per SM), and a one-split row loads nothing. Same machine, alternating runs,
-// in-graph, against the count read after the wait (docs/benchmarking.md, ninth session):
-// 1x8K 14.62 -> 14.09 us, 1x32K 37.77 -> 37.12, 128x2K 251.93 -> 250.70, the ragged batch
-// 55.72 -> 55.12. A large grid (more than 2 CTAs per SM) takes its own form,
-// merge_splits_large_kernel below: 32 registers, so that more of its CTAs fit per wave.
+// Latency: by default the split count is read after the PDL wait (it may come from an
+// earlier kernel of the step), so in a small grid (at most 2 CTAs per SM) the count, the lse
+// values and the partial outputs of the first 8 splits are loaded together -- bounded by
+// max_splits, not by n, which is not known yet; values past n are discarded -- so n <= 8
+// costs one round trip, n <= 32 two. With early reads (inputs_written_before_chain: the caller
+// asserts num_kv_splits was written before the chain started) the count is read before the
+// wait, so a row loads exactly its n splits, up to 32 in one round trip, and a one-split row
+// nothing. Same machine, alternating runs, in-graph, with the count before the wait in
+// every mode (an experiment: docs/benchmarking.md, ninth session): 1x8K 14.62 -> 14.09 us,
+// 1x32K 37.77 -> 37.12, 128x2K 251.93 -> 250.70, the ragged batch 55.72 -> 55.12. A large
+// grid (more than 2 CTAs per SM) takes its own form, merge_splits_large_kernel below: the
+// split count first, so that its rows of one-split requests read 4 bytes, not 8 splits of
+// stale scratch, and 32 registers, so that more of its CTAs fit per wave.
 // Code: the loads and the merge of splits 8..31 sit behind one uniform branch (n > 8), and
 // the merge of splits 4..7 behind another (n > 4), so a row of few splits does not fetch and
 // step through predicated-off unrolled terms (same machine, alternating runs, in-graph: 1x1K
@@ -36,13 +41,12 @@
 // same bits (DecodeAttention.LargeAndSmallReducerFormsMatchBitwise).
 //
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
-// kernel parameters and num_kv_splits[b] -- an input of the producer, final before any
-// producer CTA passes its own wait, after which alone the producer triggers
-// (MergeRow::split_count). Every CTA waits, right before its first read of the scratch
-// (AttentionRace.HarnessCatchesAReducerWithoutItsWait: either form compiled without the wait
-// fails the race harness; ProducerAndReducerWait and LargeReducerGridWaits stage the split
-// counts behind the stalled kernel). The small form triggers right after the wait, the large
-// form at exit: whatever follows (the next layer) waits for its completion either way.
+// kernel parameters only, and with early reads num_kv_splits[b] (rule 1: the caller asserts
+// it was written before the chain started). Every CTA waits, right before its first read of
+// the scratch (and, by default, of num_kv_splits) (AttentionRace.HarnessCatchesAReducer-
+// WithoutItsWait: either form compiled without the wait fails the race harness). The small
+// form triggers right after the wait, the large form at exit: whatever follows (the next
+// layer) waits for its completion either way.
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -75,13 +79,7 @@ struct MergeRow {
     o_row = p.part_o + first * D + threadIdx.x;
   }
 
-  // The row's split count, read before the reducer's PDL wait. num_kv_splits is an input of
-  // the producer, which the reducer follows directly: no kernel between them writes it, and
-  // its writer (the metadata kernel, or anything before the producer) has completed before
-  // any producer CTA passes its own wait. Every producer CTA triggers after that wait (or
-  // exits after it), so when the reducer can launch at all, the count is final and visible.
-  // What stays after the wait: the producer's scratch (AttentionRace: ProducerAndReducerWait
-  // stages the split counts behind a stalled kernel and runs the whole op).
+  // The row's split count (clamped as the producer clamps it).
   __device__ __forceinline__ int split_count(AttentionParams const& p) const {
     return clamp_splits(p, p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0);
   }
@@ -127,29 +125,41 @@ template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
   constexpr int kSpec = 32;   // splits summed from registers (one per lane's lse)
-  constexpr int kFew = 8;     // splits whose loads and terms run for every row of n >= 2
+  constexpr int kEarly = 8;   // of which loaded with the split count when n is not known yet
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p);
-  int const n = r.split_count(p);  // before the wait: written before the producer's wait (MergeRow)
+  // With early reads the caller asserts num_kv_splits was written before the chain started
+  // (pdl-contract.md rule 1): read it before the wait. Otherwise it may come from an earlier
+  // kernel of the step: after the wait.
+  int n = p.early_reads ? r.split_count(p) : 0;
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
   // Next: the following layer's kernels (they wait for this grid's completion). This small
   // grid triggers right after the wait, so the next kernel's launch overlaps the merge (the
   // large form triggers at exit, below).
   allow_next_grid();
   BATON_MARK(1, 1);
-  if (n == 1) return;  // written by the producer
 
-  // Latency-bound: one round trip for lse of split `lane` and dim d of up to 32 splits.
-  float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
+  // Latency-bound. n known (early reads): lse of split `lane` and dim d of up to 32 splits in
+  // one round trip, nothing for one split. Otherwise the split count, the lse values and dim
+  // d of the first kEarly splits in one round trip -- loaded before n is known, bounded by
+  // max_splits; values past n are discarded -- then splits kEarly..31 in a second.
+  bool const known = p.early_reads != 0;
+  if (known && n == 1) return;  // written by the producer
+  int const bound = known ? n : p.max_splits;
+  int32_t const n_raw = known || p.num_kv_splits == nullptr ? 0 : p.num_kv_splits[r.b];
+  float lse_lane = lane < bound ? r.lse_row[lane * r.split_stride] : -INFINITY;
   float x[kSpec];
 #pragma unroll
-  for (int u = 0; u < kFew; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;
-  if (n > kFew) {  // splits past the first 8: their code runs only when they exist
+  for (int u = 0; u < kEarly; ++u) x[u] = u < bound ? r.o_row[u * r.o_stride] : 0.f;
+  if (!known) n = clamp_splits(p, n_raw);
+  if (n == 1) return;  // written by the producer
+  if (n > kEarly) {  // splits past the first 8: their code runs only when they exist
 #pragma unroll
-    for (int u = kFew; u < kSpec; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;  // in flight together
+    for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;  // in flight together
   }
+  if (lane >= n) lse_lane = -INFINITY;  // stale scratch past n (speculative loads)
 
   // M = max lse (with the sink), then acc and den in split order (split_merge.cuh).
   float const m = r.max_lse(p, lse_lane, n);
@@ -162,14 +172,14 @@ __global__ void __launch_bounds__(D)
       if (u < n) merge_add(acc, den, w, xu);
     };
 #pragma unroll
-    for (int u = 0; u < kFew / 2; ++u) add(u);
-    if (n > kFew / 2) {
+    for (int u = 0; u < kEarly / 2; ++u) add(u);
+    if (n > kEarly / 2) {
 #pragma unroll
-      for (int u = kFew / 2; u < kFew; ++u) add(u);
+      for (int u = kEarly / 2; u < kEarly; ++u) add(u);
     }
-    if (n > kFew) {  // as the loads: n <= 8 (small shapes) runs a quarter of this code, n <= 4 an eighth
+    if (n > kEarly) {  // as the loads: n <= 8 (small shapes) runs a quarter of this code, n <= 4 an eighth
 #pragma unroll
-      for (int u = kFew; u < kSpec; ++u) add(u);
+      for (int u = kEarly; u < kSpec; ++u) add(u);
     }
     r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
   }
@@ -180,8 +190,8 @@ __global__ void __launch_bounds__(D)
 }
 
 // The large form: more than 2 CTAs per SM. Large batches, where often every request has one
-// split and a CTA only reads the split count (before the wait) and exits: no speculative
-// loads (a one-split row reads 4 bytes, not 8 splits of stale scratch), and 32 registers,
+// split and a CTA only reads the split count and exits: no speculative loads (the split count
+// first, so a one-split row reads 4 bytes, not 8 splits of stale scratch), and 32 registers,
 // so that 2048 / D CTAs fit per SM (the small form's 72 registers hold 7 CTAs of 128
 // threads: 4096 rows at 128x2K were 4.4 waves, now 2) and 4, not 1, fit beside each SM's two
 // producer CTAs while it streams. Rows of several splits stay one CTA each, all in parallel
@@ -205,9 +215,12 @@ __global__ void __launch_bounds__(D, 2048 / D)
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p);
-  int const n = r.split_count(p);  // before the wait: written before the producer's wait (MergeRow)
+  // The split count: before the wait with early reads (the caller's assertion, as in the
+  // small form), else first thing after it; no loads before it is known.
+  int n = p.early_reads ? r.split_count(p) : 0;
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
   BATON_MARK(1, 1);
+  if (!p.early_reads) n = r.split_count(p);
   if (n == 1) return;  // written by the producer
   float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
   float x[kBatch];

@@ -54,9 +54,7 @@
 // before the wait; q and this step's keys are read after it. Either way every CTA waits, and
 // CTAs without an item exit after the wait. Triggers after the KV loop of its last item,
 // before that item's merge and final stores (a CTA without items: at exit);
-// merge_splits_kernel follows and waits before reading the scratch. Every trigger here comes
-// after this kernel's own wait, and the reducer relies on it: it reads num_kv_splits before
-// its wait (merge_splits_kernel.cuh, MergeRow::split_count).
+// merge_splits_kernel follows and waits before reading the scratch.
 // Single launch (p.counters set, merge_if_last): no reducer follows; the counters and the
 // other CTAs' partials are touched only after the wait, and whatever kernel follows waits
 // for this grid's completion, so the early trigger only lets it be scheduled. When no reducer

@@ -116,11 +116,9 @@ AttnShape split_case(bool single_launch) {
 
 TEST_F(AttentionRace, ProducerAndReducerWait) { run_harness(split_case(false)); }
 
-// A reducer grid past one wave (80 x 32 = 2560 rows, a CTA per row, trigger at exit) must wait
-// before reading the scratch, as the small grid of ProducerAndReducerWait does. Both read the
-// split counts before their wait, which is right only because every producer CTA triggers
-// after its own: with the counts staged behind the stalled kernel, a reducer launched any
-// earlier would read them as 0 (one split: rows skipped, left poisoned).
+// A reducer grid past one wave (80 x 32 = 2560 rows, a CTA per row, split count first,
+// trigger at exit) must wait before reading split counts and scratch, as the small grid of
+// ProducerAndReducerWait does.
 TEST_F(AttentionRace, LargeReducerGridWaits) {
   AttnShape s;
   s.lens.clear();
@@ -205,11 +203,9 @@ Status launch_reducer(DeviceAttention& d, bool large, bool wait, cudaStream_t st
   return detail::launch(kernel, traits, detail::LaunchConfig{dim3(rows), dim3(128)}, {stream, PdlMode::kOn}, p);
 }
 
-// The reducer alone behind the harness's stalled kernel, which writes the producer's scratch
-// (from an earlier call); every request has several splits, so the reducer writes every row.
-// The split counts are in place before the chain: the reducer reads them before its wait,
-// which is safe behind the producer it follows (MergeRow::split_count; the whole op with the
-// counts staged: ProducerAndReducerWait), not behind an arbitrary kernel. How it ended.
+// The reducer alone behind the harness's stalled kernel, which writes the split counts and
+// the producer's scratch (from an earlier call); every request has several splits, so the
+// reducer writes every row. How it ended.
 RaceHarness::Outcome reducer_outcome(bool large, bool wait, std::string* message) {
   AttnShape s;
   s.lens.clear();
@@ -226,8 +222,10 @@ RaceHarness::Outcome reducer_outcome(bool large, bool wait, std::string* message
     return RaceHarness::Outcome::kError;
   }
   auto src_ws = copy_of(d.workspace);
+  auto src_splits = copy_of(d.splits);
   RaceHarness h;
-  h.inputs = {{d.workspace.get(), src_ws.get(), src_ws.bytes(), 0xFF}};  // NaN partials and lse
+  h.inputs = {{d.workspace.get(), src_ws.get(), src_ws.bytes(), 0xFF},   // NaN partials and lse
+              {d.splits.get(), src_splits.get(), src_splits.bytes(), 0x00}};  // one split: skip
   h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF}};
   h.consumer = [&](cudaStream_t stream) { return launch_reducer(d, large, wait, stream); };
   h.check = [&] { return d.matches_reference(); };

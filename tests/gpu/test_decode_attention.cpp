@@ -389,7 +389,9 @@ TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
 // the 32-register large form, a smaller one the small form; they must give the same bits.
 // The first 4 requests (n of 2..48, past 32 and past the lanes' batches of 11) are merged
 // once inside an 80-request batch (2560 rows: large form) and once alone, as a 4-request
-// view of the same buffers (128 rows: small form on any sm_90 part), with sinks.
+// view of the same buffers (128 rows: small form on any sm_90 part), with sinks; each also
+// with early reads, where both forms read the split count before their wait and the small
+// form loads up to 32 splits at once instead of 8 with the count.
 TEST_F(DecodeAttention, LargeAndSmallReducerFormsMatchBitwise) {
   std::mt19937_64 rng(4096);
   AttnShape s = eighty_with_sinks(rng, 16, 1500);
@@ -411,7 +413,15 @@ TEST_F(DecodeAttention, LargeAndSmallReducerFormsMatchBitwise) {
   d.args.page_table.shape[0] = sub;
   d.args.num_kv_splits.shape[0] = sub;
   std::vector<unsigned char> const small = run_bytes(d, false, PdlMode::kAuto);
+  d.args.inputs_written_before_chain = true;
+  std::vector<unsigned char> const small_early = run_bytes(d, false, PdlMode::kAuto);
   d.args = whole;
+  d.args.inputs_written_before_chain = true;
+  std::vector<unsigned char> const large_early = run_bytes(d, false, PdlMode::kAuto);
+  EXPECT_TRUE(d.matches_reference());
+  d.args = whole;
+  EXPECT_TRUE(bitwise_equal(large_early.data(), large.data(), large.size(), "large reducer form, early reads vs not"));
+  EXPECT_TRUE(bitwise_equal(small_early.data(), small.data(), small.size(), "small reducer form, early reads vs not"));
   size_t const out_bytes = size_t(tokens) * s.num_q_heads * s.head_dim * 2;
   size_t const all_out_bytes = size_t(s.lens.size()) * s.q_len * s.num_q_heads * s.head_dim * 2;
   size_t const lse_bytes = size_t(tokens) * s.num_q_heads * 4;
