@@ -87,9 +87,9 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   if (!reducer_follows) return Status::ok();
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
-  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and load before the
-  // split count is known; larger ones do neither, and take the few-register form, so that more
-  // CTAs fit per SM (merge_splits_kernel.cuh).
+  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and (without early
+  // reads) load before the split count is known; larger ones do neither, and take the
+  // few-register form, so that more CTAs fit per SM (merge_splits_kernel.cuh).
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
   bool const small_grid = rows <= 2 * int64_t(info.num_sms);
