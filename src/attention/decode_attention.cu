@@ -87,16 +87,23 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   if (!reducer_follows) return Status::ok();
 
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
-  // Reducer grids of at most 2 CTAs per SM trigger the next kernel early and (without early
-  // reads) load before the split count is known; larger ones do neither, and take the
-  // few-register form, so that more CTAs fit per SM (merge_splits_kernel.cuh).
+  // Reducer forms (merge_splits_kernel.cuh): up to 2 rows per SM the small form (a CTA per
+  // row; triggers the next kernel early and, without early reads, loads before the split
+  // count is known); up to 6 the medium form (a CTA per row at 32 registers, most of them
+  // beside the producer's); past that the large form (a warp per row, 4 per CTA). The last
+  // two read the split count first and trigger at exit.
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
   bool const small_grid = rows <= 2 * int64_t(info.num_sms);
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
-  detail::LaunchConfig merge{dim3(static_cast<unsigned>(rows)), dim3(D)};  // CTA per row, thread per dim
-  return small_grid ? detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p)
-                    : detail::launch(attention::merge_splits_large_kernel<T, D>, reducer, merge, options, p);
+  if (small_grid || rows <= attention::medium_reducer_rows(info.num_sms)) {  // a CTA per row, a thread per dim
+    detail::LaunchConfig const merge{dim3(static_cast<unsigned>(rows)), dim3(D)};
+    return small_grid ? detail::launch(attention::merge_splits_kernel<T, D>, reducer, merge, options, p)
+                      : detail::launch(attention::merge_splits_medium_kernel<T, D>, reducer, merge, options, p);
+  }
+  // A warp per row, attention::kLargeRows rows per CTA.
+  detail::LaunchConfig const merge{dim3(attention::large_reducer_ctas(rows)), dim3(attention::kLargeThreads)};
+  return detail::launch(attention::merge_splits_large_kernel<T, D>, reducer, merge, options, p);
 }
 
 // The dispatch table: dtype x head_dim (attention::kHeadDims).

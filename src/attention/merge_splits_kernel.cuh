@@ -8,29 +8,31 @@
 // finished by the producer and are skipped. The single-launch mode does the same merge in the
 // producer's last CTA instead (same helpers, same bits) and launches no reducer.
 //
-// Grid: one CTA of head_dim threads per (token, head); thread d owns output dim d; no
-// barrier. Every warp finds M = max lse over all n splits itself (lane s holds split s's
-// lse; more than 32 splits take more turns); thread d then sums its dim of the splits'
-// partial outputs, and the weights, in order s = 0, 1, ..., n - 1 (splits past 32: 8 at a
-// time with their loads in flight together, 4 in the large form). Small on purpose: the
-// reducer's cost at small shapes is its latency chain and its cold instruction cache, not its
-// math. (Measured
-// before this layout: a warp per row with float4 loads needs 4x the registers per split in
-// flight; a CTA of 4 warps over interleaved splits needs a barrier.)
+// Three forms, by the number of rows (decode_attention.cu):
+// - small (merge_splits_kernel, at most 2 rows per SM): one CTA of head_dim threads per
+//   (token, head), thread d owning output dim d, no barrier. Every warp finds M = max lse
+//   over all n splits itself (lane s holds split s's lse; more than 32 splits take more
+//   turns); thread d then sums its dim of the splits' partial outputs, and the weights, in
+//   order s = 0, 1, ..., n - 1 (splits past 32: 8 at a time with their loads in flight
+//   together). Small on purpose: the reducer's cost at small shapes is its latency chain and
+//   its cold instruction cache, not its math.
+// - medium (merge_splits_medium_kernel, up to 6 rows per SM: most of its CTAs fit beside the
+//   producer's): the same layout at 32 registers, the split count first.
+// - large (merge_splits_large_kernel, more rows): a warp per row, 4 rows per CTA, so that
+//   the hardware has a quarter of the CTAs to launch once the producer has ended.
 // Bytes: n * (head_dim + 1) floats read and head_dim outputs written per row.
 // Latency: by default the split count is read after the PDL wait (it may come from an
-// earlier kernel of the step), so in a small grid (at most 2 CTAs per SM) the count, the lse
-// values and the partial outputs of the first 8 splits are loaded together -- bounded by
-// max_splits, not by n, which is not known yet; values past n are discarded -- so n <= 8
-// costs one round trip, n <= 32 two. With early reads (inputs_written_before_chain: the caller
-// asserts num_kv_splits was written before the chain started) the count is read before the
-// wait, so a row loads exactly its n splits, up to 32 in one round trip, and a one-split row
-// nothing. Same machine, alternating runs, in-graph, with the count before the wait in
-// every mode (an experiment: docs/benchmarking.md, ninth session): 1x8K 14.62 -> 14.09 us,
-// 1x32K 37.77 -> 37.12, 128x2K 251.93 -> 250.70, the ragged batch 55.72 -> 55.12. A large
-// grid (more than 2 CTAs per SM) takes its own form, merge_splits_large_kernel below: the
-// split count first, so that its rows of one-split requests read 4 bytes, not 8 splits of
-// stale scratch, and 32 registers, so that more of its CTAs fit per wave.
+// earlier kernel of the step), so in the small form the count, the lse values and the
+// partial outputs of the first 8 splits are loaded together -- bounded by max_splits, not by
+// n, which is not known yet; values past n are discarded -- so n <= 8 costs one round trip,
+// n <= 32 two. With early reads (inputs_written_before_chain: the caller asserts
+// num_kv_splits was written before the chain started) the count is read before the wait, so
+// a row loads exactly its n splits, up to 32 in one round trip, and a one-split row nothing.
+// Same machine, alternating runs, in-graph, with the count before the wait in every mode (an
+// experiment: docs/benchmarking.md, ninth session): 1x8K 14.62 -> 14.09 us, 1x32K 37.77 ->
+// 37.12, 128x2K 251.93 -> 250.70, the ragged batch 55.72 -> 55.12. The medium and large forms
+// read the split count first, so that rows of one-split requests read 4 bytes, not 8 splits
+// of stale scratch.
 // Code: the loads and the merge of splits 8..31 sit behind one uniform branch (n > 8), and
 // the merge of splits 4..7 behind another (n > 4), so a row of few splits does not fetch and
 // step through predicated-off unrolled terms (same machine, alternating runs, in-graph: 1x1K
@@ -38,15 +40,15 @@
 // 14.28-14.31 -> 14.21-14.22 with the second; 1x8K and 1x32K, 32 splits, unchanged).
 // Determinism: the order of every sum depends only on n, so padding of the split plan
 // (a larger max_splits), PDL on/off, and the form (which depends on the batch size) give the
-// same bits (DecodeAttention.LargeAndSmallReducerFormsMatchBitwise).
+// same bits (DecodeAttention.ReducerFormsMatchBitwise).
 //
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
 // kernel parameters only, and with early reads num_kv_splits[b] (rule 1: the caller asserts
 // it was written before the chain started). Every CTA waits, right before its first read of
 // the scratch (and, by default, of num_kv_splits) (AttentionRace.HarnessCatchesAReducer-
-// WithoutItsWait: either form compiled without the wait fails the race harness). The small
-// form triggers right after the wait, the large form at exit: whatever follows (the next
-// layer) waits for its completion either way.
+// WithoutItsWait: each form compiled without the wait fails the race harness). The small
+// form triggers right after the wait, the medium and large forms at exit: whatever follows
+// (the next layer) waits for its completion either way.
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -55,19 +57,19 @@
 
 namespace baton::attention {
 
-// One row (token, head) of the reducer's grid, CTA blockIdx.x, thread d = threadIdx.x owning
-// output dim d: its place in the scratch, the merge of its splits past the 32 that lanes
-// hold, and its stores. Shared by both forms below.
-template <int D>
+// One row (token, head) of the reducer's grid, the dims [dim0, dim0 + K) this thread owns:
+// its place in the scratch, the merge of its splits past the 32 that lanes hold, and its
+// stores. Shared by the three forms below (small and medium: a CTA per row, K = 1; large: a
+// warp per row, K = D / 32).
+template <int D, int K = 1>
 struct MergeRow {
   int64_t token;
-  int h, b;
+  int h, b, dim0;
   int64_t split_stride, o_stride;  // floats between splits: lse, partial outputs
   float const* lse_row;            // lse of split 0
-  float const* o_row;              // dim d of split 0's partial output
+  float const* o_row;              // dim dim0 of split 0's partial output
 
-  __device__ __forceinline__ explicit MergeRow(AttentionParams const& p) {
-    int64_t const row = blockIdx.x;
+  __device__ __forceinline__ MergeRow(AttentionParams const& p, int64_t row, int d0) : dim0(d0) {
     token = row / p.num_q_heads;
     h = static_cast<int>(row % p.num_q_heads);
     b = static_cast<int>(token / p.q_len);
@@ -76,12 +78,30 @@ struct MergeRow {
     o_stride = split_stride * D;
     int64_t const first = scratch_row(p, b, 0, t, h);
     lse_row = p.part_lse + first;
-    o_row = p.part_o + first * D + threadIdx.x;
+    o_row = p.part_o + first * D + dim0;
   }
 
   // The row's split count (clamped as the producer clamps it).
   __device__ __forceinline__ int split_count(AttentionParams const& p) const {
     return clamp_splits(p, p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0);
+  }
+
+  // Dims [dim0, dim0 + K) of split s's partial output (K = 2, 4: one vector load; 8: two).
+  __device__ __forceinline__ void load(int s, float (&x)[K]) const {
+    float const* src = o_row + s * o_stride;
+    if constexpr (K == 1) {
+      x[0] = src[0];
+    } else if constexpr (K == 2) {
+      float2 const v = *reinterpret_cast<float2 const*>(src);
+      x[0] = v.x, x[1] = v.y;
+    } else {
+      static_assert(K % 4 == 0, "K: 1, 2 or a multiple of 4 dims per thread");
+#pragma unroll
+      for (int k = 0; k < K; k += 4) {
+        float4 const v = *reinterpret_cast<float4 const*>(src + k);
+        x[k] = v.x, x[k + 1] = v.y, x[k + 2] = v.z, x[k + 3] = v.w;
+      }
+    }
   }
 
   // M = max over the n splits' lse (lane s holds split s's, -inf past n; more than 32 take
@@ -96,28 +116,50 @@ struct MergeRow {
 
   // Splits 32..n-1 in order, kTail at a time with their loads in flight together.
   template <int kTail>
-  __device__ __forceinline__ void merge_past_lanes(int n, float m, float (&acc)[1], float& den) const {
+  __device__ __forceinline__ void merge_past_lanes(int n, float m, float (&acc)[K], float& den) const {
     for (int s0 = 32; s0 < n; s0 += kTail) {
-      float lse_t[kTail], x_t[kTail];
+      float lse_t[kTail], x_t[kTail][K];
 #pragma unroll
       for (int u = 0; u < kTail; ++u) {
         bool const in = s0 + u < n;
         lse_t[u] = in ? lse_row[(s0 + u) * split_stride] : -INFINITY;
-        x_t[u] = in ? o_row[(s0 + u) * o_stride] : 0.f;
+        if (in) {
+          load(s0 + u, x_t[u]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < K; ++k) x_t[u][k] = 0.f;
+        }
       }
 #pragma unroll
       for (int u = 0; u < kTail; ++u) {
-        float const xu[1] = {x_t[u]};
-        if (s0 + u < n) merge_add(acc, den, merge_weight(lse_t[u], m), xu);
+        if (s0 + u < n) merge_add(acc, den, merge_weight(lse_t[u], m), x_t[u]);
       }
     }
   }
 
   template <class T>
-  __device__ __forceinline__ void store(AttentionParams const& p, float acc, MergeEnd const& end) const {
-    T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
-    out[threadIdx.x] = from_float<T>(acc * end.inv);
-    if (p.lse != nullptr && threadIdx.x == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
+  __device__ __forceinline__ void store(AttentionParams const& p, float const (&acc)[K], MergeEnd const& end) const {
+    T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + dim0;
+    constexpr int kBytes = K * int(sizeof(T));
+    if constexpr (kBytes == 8 || kBytes == 16) {  // one vector store where aligned
+      alignas(16) T packed[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) packed[k] = from_float<T>(acc[k] * end.inv);
+      if ((reinterpret_cast<uintptr_t>(out) & (kBytes - 1)) == 0) {
+        if constexpr (kBytes == 8) {
+          *reinterpret_cast<uint2*>(out) = *reinterpret_cast<uint2 const*>(packed);
+        } else {
+          *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4 const*>(packed);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) out[k] = packed[k];
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < K; ++k) out[k] = from_float<T>(acc[k] * end.inv);
+    }
+    if (p.lse != nullptr && dim0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
   }
 };
 
@@ -129,7 +171,7 @@ __global__ void __launch_bounds__(D)
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
-  MergeRow<D> const r(p);
+  MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
   // With early reads the caller asserts num_kv_splits was written before the chain started
   // (pdl-contract.md rule 1): read it before the wait. Otherwise it may come from an earlier
   // kernel of the step: after the wait.
@@ -185,36 +227,26 @@ __global__ void __launch_bounds__(D)
   }
   MergeEnd const end = merge_end(m, den, p.sinks, r.h);
   BATON_MARK(1, 2);
-  r.template store<T>(p, acc[0], end);
+  r.template store<T>(p, acc, end);
   BATON_MARK(1, 3);
 }
 
-// The large form: more than 2 CTAs per SM. Large batches, where often every request has one
-// split and a CTA only reads the split count and exits: no speculative loads (the split count
-// first, so a one-split row reads 4 bytes, not 8 splits of stale scratch), and 32 registers,
-// so that 2048 / D CTAs fit per SM (the small form's 72 registers hold 7 CTAs of 128
-// threads: 4096 rows at 128x2K were 4.4 waves, now 2) and 4, not 1, fit beside each SM's two
-// producer CTAs while it streams. Rows of several splits stay one CTA each, all in parallel
-// (a strided grid that merged rows one after another lost up to 31% with draft tokens): lse
-// of split `lane` and dim d of the first kBatch splits in one round trip, then kBatch splits
-// at a time (weights from the lanes), past 32 splits kTail at a time. Same weights, same
-// order of every sum: the same bits as the small form. Measured against the 72-register
-// form (same machine, alternating runs, in-graph default mode, docs/benchmarking.md):
-// 128x2K 248.4 -> 246.8 us, mix64..16K 82.8 -> 81.3; with 8 draft tokens 128x2K 356.9 ->
-// 345.6, 64x4K 330.6 -> 322.1, 8x1K 23.2 -> 22.2; the ragged batch (one row of 32 splits
-// on its critical path) within noise, where 8 loads in flight (one more round trip) cost
-// 0.6-0.9 us. It triggers at exit: a grid larger than fits beside the next producer's CTAs
-// would hold the SMs its later CTAs need while waiting (mix64..16K: 103.6 us with the early
-// trigger, 93.9 at exit, 99.8 with PDL off).
+// The medium form: more than 2 and at most 6 rows per SM (medium_reducer_rows). Batches of
+// a few requests, some of many splits (one 32K request among 15 of 1K; a mix of lengths): a
+// CTA per row, thread d owning dim d, the split count first (no speculative loads), then lse
+// of split `lane` and dim d of the first kBatch splits in one round trip, kBatch splits at a
+// time, past 32 splits kTail at a time. 32 registers, so that 2048 / D CTAs fit per SM and 4,
+// not 1, beside each SM's two producer CTAs while it streams. Same weights, same order of
+// every sum: the same bits as the small form. Triggers at exit.
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(D, 2048 / D)
-    merge_splits_large_kernel(__grid_constant__ AttentionParams const p) {
+    merge_splits_medium_kernel(__grid_constant__ AttentionParams const p) {
   constexpr int kLanes = 32;  // splits whose lse a lane holds
   constexpr int kBatch = 11;  // splits below 32: loads in flight per batch (the most without spills at 32 registers)
   constexpr int kTail = 4;    // splits past 32: loads in flight per batch (lse and dim d)
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
-  MergeRow<D> const r(p);
+  MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
   // The split count: before the wait with early reads (the caller's assertion, as in the
   // small form), else first thing after it; no loads before it is known.
   int n = p.early_reads ? r.split_count(p) : 0;
@@ -248,7 +280,99 @@ __global__ void __launch_bounds__(D, 2048 / D)
   }
   MergeEnd const end = merge_end(m, den, p.sinks, r.h);
   BATON_MARK(1, 2);
-  r.template store<T>(p, acc[0], end);
+  r.template store<T>(p, acc, end);
+  BATON_MARK(1, 3);
+}
+
+// The most rows the medium form takes. A CTA per row beats the large form's warp per row at
+// 512 and 576 rows, where rows of up to 32 splits decide the time and 4 of the medium form's
+// CTAs fit beside each SM's producer CTAs, and loses from 1024 rows, where the hardware must
+// launch most of its CTAs after the producer has ended (same machines, alternating runs,
+// in-graph, default mode, docs/benchmarking.md, tenth session: the ragged batch, 512 rows,
+// 53.18 against 53.93 us; mix64..16K, 576 rows, 80.72 against 83.16; 32x8K, 1024 rows, 243.12
+// against 242.04; 64x4K 246.22 against 240.23). The bound, 6 per SM, lies between the two;
+// the point where they cross was not measured.
+inline int64_t medium_reducer_rows(int num_sms) { return int64_t(6) * num_sms; }
+
+// The large form: past medium_reducer_rows rows. Large batches, where often every request
+// has one split and a row only reads its split count. A warp per row, kLargeRows rows per
+// CTA, lane owning D / 32 consecutive dims: a quarter of the CTAs of a CTA per row, because
+// once the producer has ended the hardware launches a large grid's remaining CTAs at a
+// bounded rate (trace, 128x2K: the 4096 CTAs of a CTA per row entered over 2.5 us after the
+// producer's last exit, for rows that read 4 bytes each). Rows are strided by the grid (row =
+// CTA + warp * CTAs). The split count first, no speculative loads (a one-split row reads 4
+// bytes, not splits of stale scratch); rows of several splits stay parallel, a warp each (a
+// grid that merged rows one after another lost up to 31% with draft tokens, seventh
+// session): lse of split `lane` and the lane's dims of the first kBatch splits in one round
+// trip, then kBatch splits at a time, past 32 splits kTail at a time. Same weights, same
+// order of every sum, per dim: the same bits as the small form. Triggers at exit. Measured
+// against the medium form at these sizes (same machine, alternating runs, in-graph, default
+// mode): 32x8K 243.12 -> 242.04 us, 64x4K 246.22 -> 240.23, 128x2K 247.20 -> 245.28; with 8
+// draft tokens 8x1K 22.10 -> 20.13, 64x4K 329.87 -> 321.10, 128x2K 346.75 -> 333.47
+// (docs/benchmarking.md, tenth session).
+constexpr int kLargeRows = 4;  // rows (warps) per CTA of the large form
+constexpr int kLargeThreads = kLargeRows * 32;
+
+// CTAs of the large form for `rows` rows.
+inline unsigned large_reducer_ctas(int64_t rows) { return static_cast<unsigned>((rows + kLargeRows - 1) / kLargeRows); }
+
+// Registers: 64 (8 CTAs per SM) at head_dim <= 128, 80 at 256 (no spill).
+template <int D>
+constexpr int kLargeMinCtas = D <= 128 ? 8 : 6;
+
+template <class T, int D, bool kWait = true>
+__global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
+    merge_splits_large_kernel(__grid_constant__ AttentionParams const p) {
+  constexpr int kVec = D / 32;                        // dims per lane
+  constexpr int kLanes = 32;                          // splits whose lse a lane holds
+  constexpr int kBatch = kVec >= 4 ? 32 / kVec : 8;   // splits below 32: loads in flight per batch
+  constexpr int kTail = 4;                            // splits past 32: loads in flight per batch
+  BATON_MARK(1, 0);
+  int const lane = threadIdx.x % 32;
+  int64_t const row = blockIdx.x + int64_t(threadIdx.x / 32) * gridDim.x;
+  bool const live = row < int64_t(p.batch) * p.q_len * p.num_q_heads;  // the last rows' spare warps
+  MergeRow<D, kVec> const r(p, live ? row : 0, lane * kVec);
+  // The split count: before the wait with early reads (the caller's assertion, as in the
+  // small form), else first thing after it; no loads before it is known.
+  int n = p.early_reads && live ? r.split_count(p) : 0;
+  if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data (every warp waits)
+  BATON_MARK(1, 1);
+  if (!live) return;
+  if (!p.early_reads) n = r.split_count(p);
+  if (n == 1) return;  // written by the producer
+  float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
+  float x[kBatch][kVec];
+  auto load_batch = [&](int s0, int limit) {
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      if (s0 + u < limit) {
+        r.load(s0 + u, x[u]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) x[u][k] = 0.f;
+      }
+    }
+  };
+  int const n_lanes = min(n, kLanes);
+  load_batch(0, n_lanes);
+
+  float const m = r.max_lse(p, lse_lane, n);
+  float acc[kVec] = {}, den = 0.f;
+  if (m != -INFINITY) {
+    float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
+    for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
+      if (s0 > 0) load_batch(s0, n_lanes);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        float const w = __shfl_sync(0xffffffffu, w_lane, (s0 + u) % kLanes);
+        if (s0 + u < n_lanes) merge_add(acc, den, w, x[u]);
+      }
+    }
+    r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
+  }
+  MergeEnd const end = merge_end(m, den, p.sinks, r.h);
+  BATON_MARK(1, 2);
+  r.template store<T>(p, acc, end);
   BATON_MARK(1, 3);
 }
 

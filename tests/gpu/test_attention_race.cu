@@ -116,8 +116,8 @@ AttnShape split_case(bool single_launch) {
 
 TEST_F(AttentionRace, ProducerAndReducerWait) { run_harness(split_case(false)); }
 
-// A reducer grid past one wave (80 x 32 = 2560 rows, a CTA per row, split count first,
-// trigger at exit) must wait before reading split counts and scratch, as the small grid of
+// A reducer grid past one wave (80 x 32 = 2560 rows: the large form, a warp per row, split
+// count first, trigger at exit) must wait before reading split counts and scratch, as the small grid of
 // ProducerAndReducerWait does.
 TEST_F(AttentionRace, LargeReducerGridWaits) {
   AttnShape s;
@@ -185,9 +185,12 @@ TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
       << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
 }
 
-// Launches the library's reducer directly (bf16, head_dim 128), its small or large form, with
-// or without its PDL wait, PDL on, over the scratch of an earlier call.
-Status launch_reducer(DeviceAttention& d, bool large, bool wait, cudaStream_t stream) {
+// The reducer's three forms (merge_splits_kernel.cuh), launched directly.
+enum class ReducerForm { kSmall, kMedium, kLarge };
+
+// Launches the library's reducer directly (bf16, head_dim 128) in the given form, with or
+// without its PDL wait, PDL on, over the scratch of an earlier call.
+Status launch_reducer(DeviceAttention& d, ReducerForm form, bool wait, cudaStream_t stream) {
   using namespace attention;
   AttentionShape shape;
   BATON_RETURN_IF_ERROR(validate(d.args, &shape));
@@ -196,17 +199,29 @@ Status launch_reducer(DeviceAttention& d, bool large, bool wait, cudaStream_t st
     return Status::invalid_argument("launch_reducer: the case must be bf16, head_dim 128, max_splits >= 2, two kernels");
   }
   using T = __nv_bfloat16;
-  auto* kernel = large ? (wait ? merge_splits_large_kernel<T, 128, true> : merge_splits_large_kernel<T, 128, false>)
-                       : (wait ? merge_splits_kernel<T, 128, true> : merge_splits_kernel<T, 128, false>);
   detail::KernelTraits const traits{"decode_attention_reducer_mutation", /*waits_on_prior_grid=*/true};
-  unsigned const rows = unsigned(int64_t(p.batch) * p.q_len * p.num_q_heads);
-  return detail::launch(kernel, traits, detail::LaunchConfig{dim3(rows), dim3(128)}, {stream, PdlMode::kOn}, p);
+  int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
+  detail::LaunchConfig const per_row{dim3(unsigned(rows)), dim3(128)};
+  LaunchOptions const options{stream, PdlMode::kOn};
+  switch (form) {
+    case ReducerForm::kSmall:
+      return detail::launch(wait ? merge_splits_kernel<T, 128, true> : merge_splits_kernel<T, 128, false>, traits,
+                            per_row, options, p);
+    case ReducerForm::kMedium:
+      return detail::launch(wait ? merge_splits_medium_kernel<T, 128, true> : merge_splits_medium_kernel<T, 128, false>,
+                            traits, per_row, options, p);
+    case ReducerForm::kLarge:
+      return detail::launch(wait ? merge_splits_large_kernel<T, 128, true> : merge_splits_large_kernel<T, 128, false>,
+                            traits, detail::LaunchConfig{dim3(large_reducer_ctas(rows)), dim3(kLargeThreads)}, options,
+                            p);
+  }
+  return Status::invalid_argument("launch_reducer: unknown form");
 }
 
 // The reducer alone behind the harness's stalled kernel, which writes the split counts and
 // the producer's scratch (from an earlier call); every request has several splits, so the
 // reducer writes every row. How it ended.
-RaceHarness::Outcome reducer_outcome(bool large, bool wait, std::string* message) {
+RaceHarness::Outcome reducer_outcome(ReducerForm form, bool wait, std::string* message) {
   AttnShape s;
   s.lens.clear();
   s.splits.clear();
@@ -227,7 +242,7 @@ RaceHarness::Outcome reducer_outcome(bool large, bool wait, std::string* message
   h.inputs = {{d.workspace.get(), src_ws.get(), src_ws.bytes(), 0xFF},   // NaN partials and lse
               {d.splits.get(), src_splits.get(), src_splits.bytes(), 0x00}};  // one split: skip
   h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF}};
-  h.consumer = [&](cudaStream_t stream) { return launch_reducer(d, large, wait, stream); };
+  h.consumer = [&](cudaStream_t stream) { return launch_reducer(d, form, wait, stream); };
   h.check = [&] { return d.matches_reference(); };
   RaceHarness::Outcome how = RaceHarness::Outcome::kError;
   *message = h.run(&how).message();
@@ -235,12 +250,12 @@ RaceHarness::Outcome reducer_outcome(bool large, bool wait, std::string* message
 }
 
 TEST_F(AttentionRace, HarnessCatchesAReducerWithoutItsWait) {
-  for (bool large : {false, true}) {
-    SCOPED_TRACE(large ? "large form" : "small form");
+  for (ReducerForm form : {ReducerForm::kSmall, ReducerForm::kMedium, ReducerForm::kLarge}) {
+    SCOPED_TRACE(form == ReducerForm::kSmall ? "small form" : form == ReducerForm::kMedium ? "medium form" : "large form");
     std::string message;
-    ASSERT_EQ(reducer_outcome(large, true, &message), RaceHarness::Outcome::kPassed)
+    ASSERT_EQ(reducer_outcome(form, true, &message), RaceHarness::Outcome::kPassed)
         << "control launch (with the wait) failed, so the mutation result would mean nothing: " << message;
-    EXPECT_EQ(reducer_outcome(large, false, &message), RaceHarness::Outcome::kCheckFailed)
+    EXPECT_EQ(reducer_outcome(form, false, &message), RaceHarness::Outcome::kCheckFailed)
         << "the race harness did not catch a reducer that reads before griddepcontrol.wait: " << message;
   }
 }

@@ -383,51 +383,57 @@ TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
   w.sinks = true;
   w = ragged(rng, w, 80, 120);
   check(w);
+
+  AttnShape h = eighty_with_sinks(rng, 16, 700);  // head_dim 64: the large form's third lane layout
+  h.head_dim = 64;
+  check(h);
 }
 
-// The reducer's two forms (merge_splits_kernel.cuh): a grid of more than 2 CTAs per SM takes
-// the 32-register large form, a smaller one the small form; they must give the same bits.
-// The first 4 requests (n of 2..48, past 32 and past the lanes' batches of 11) are merged
-// once inside an 80-request batch (2560 rows: large form) and once alone, as a 4-request
-// view of the same buffers (128 rows: small form on any sm_90 part), with sinks; each also
-// with early reads, where both forms read the split count before their wait and the small
-// form loads up to 32 splits at once instead of 8 with the count.
-TEST_F(DecodeAttention, LargeAndSmallReducerFormsMatchBitwise) {
+// The reducer's three forms (merge_splits_kernel.cuh): up to 2 rows per SM the small form,
+// up to 6 the medium form (a CTA per row, 32 registers), past that the large form (a warp per
+// row); they must give the same bits. The first requests (n of 2..48, past 32 and past the
+// batches of 8 and 11 splits) are merged once inside an 80-request batch (2560 rows: large
+// form), once as a 16-request view of the same buffers (512 rows: medium form on a 132-SM
+// H200) and once as a 4-request view (128 rows: small form on any sm_90 part), with sinks;
+// each also with early reads, where every form reads the split count before its wait and
+// the small form loads up to 32 splits at once instead of 8 with the count.
+TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
   std::mt19937_64 rng(4096);
   AttnShape s = eighty_with_sinks(rng, 16, 1500);
   s.lens[0] = 1400, s.splits[0] = 48;  // splits 32..47: the tail past the lanes
   s.lens[1] = 900, s.splits[1] = 33;
-  s.lens[2] = 700, s.splits[2] = 23;   // the lanes' third batch of 11, partly
+  s.lens[2] = 700, s.splits[2] = 23;   // the third batch of 8 and of 11, partly
   s.lens[3] = 50, s.splits[3] = 2;
   DeviceAttention d(s);
+  DecodeAttentionArgs const whole = d.args;
   std::vector<unsigned char> const large = run_bytes(d, false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
-
-  int const sub = 4;
-  int64_t const tokens = int64_t(sub) * s.q_len;
-  DecodeAttentionArgs const whole = d.args;
-  d.args.q.shape[0] = tokens;
-  d.args.out.shape[0] = tokens;
-  d.args.lse.shape[0] = tokens;
-  d.args.cache_seqlens.shape[0] = sub;
-  d.args.page_table.shape[0] = sub;
-  d.args.num_kv_splits.shape[0] = sub;
-  std::vector<unsigned char> const small = run_bytes(d, false, PdlMode::kAuto);
-  d.args.inputs_written_before_chain = true;
-  std::vector<unsigned char> const small_early = run_bytes(d, false, PdlMode::kAuto);
-  d.args = whole;
   d.args.inputs_written_before_chain = true;
   std::vector<unsigned char> const large_early = run_bytes(d, false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
-  d.args = whole;
   EXPECT_TRUE(bitwise_equal(large_early.data(), large.data(), large.size(), "large reducer form, early reads vs not"));
-  EXPECT_TRUE(bitwise_equal(small_early.data(), small.data(), small.size(), "small reducer form, early reads vs not"));
-  size_t const out_bytes = size_t(tokens) * s.num_q_heads * s.head_dim * 2;
   size_t const all_out_bytes = size_t(s.lens.size()) * s.q_len * s.num_q_heads * s.head_dim * 2;
-  size_t const lse_bytes = size_t(tokens) * s.num_q_heads * 4;
-  EXPECT_TRUE(bitwise_equal(small.data(), large.data(), out_bytes, "out: small vs large reducer form"));
-  EXPECT_TRUE(bitwise_equal(small.data() + all_out_bytes, large.data() + all_out_bytes, lse_bytes,
-                            "lse: small vs large reducer form"));
+  for (int sub : {16, 4}) {
+    SCOPED_TRACE(sub == 16 ? "16 requests: medium form" : "4 requests: small form");
+    int64_t const tokens = int64_t(sub) * s.q_len;
+    d.args = whole;
+    d.args.q.shape[0] = tokens;
+    d.args.out.shape[0] = tokens;
+    d.args.lse.shape[0] = tokens;
+    d.args.cache_seqlens.shape[0] = sub;
+    d.args.page_table.shape[0] = sub;
+    d.args.num_kv_splits.shape[0] = sub;
+    std::vector<unsigned char> const view = run_bytes(d, false, PdlMode::kAuto);
+    d.args.inputs_written_before_chain = true;
+    std::vector<unsigned char> const view_early = run_bytes(d, false, PdlMode::kAuto);
+    EXPECT_TRUE(bitwise_equal(view_early.data(), view.data(), view.size(), "early reads vs not"));
+    size_t const out_bytes = size_t(tokens) * s.num_q_heads * s.head_dim * 2;
+    size_t const lse_bytes = size_t(tokens) * s.num_q_heads * 4;
+    EXPECT_TRUE(bitwise_equal(view.data(), large.data(), out_bytes, "out: this form vs the large form"));
+    EXPECT_TRUE(bitwise_equal(view.data() + all_out_bytes, large.data() + all_out_bytes, lse_bytes,
+                              "lse: this form vs the large form"));
+  }
+  d.args = whole;
 }
 
 // ---- graphs and bitwise equality -----------------------------------------------------------
