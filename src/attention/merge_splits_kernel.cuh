@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(D)
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
   // Next: the following layer's kernels (they wait for this grid's completion). This small
   // grid triggers right after the wait, so the next kernel's launch overlaps the merge (the
-  // large form triggers at exit, below).
+  // medium and large forms trigger at exit, below).
   allow_next_grid();
   BATON_MARK(1, 1);
 

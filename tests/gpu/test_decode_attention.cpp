@@ -350,11 +350,11 @@ AttnShape eighty_with_sinks(std::mt19937_64& rng, int page_size, int max_len) {
   return ragged(rng, s, 80, max_len);
 }
 
-// Reducer grids past one wave (a CTA per (token, head); at most 2048 / head_dim CTAs fit
-// on an SM): 80 x 32 = 2560 rows at head_dim 128, ragged split counts up to 48 (the paths
-// past 8 and 32 splits), empty requests and sinks; the same batch bit for bit against PDL
-// off and against single launch (whose merge runs in the producer); and at head_dim 256 in
-// fp16 with 4 draft tokens and 64 query heads, 20480 rows.
+// Large reducer grids (the large form: a warp per row, 4 rows per CTA): 80 x 32 = 2560 rows
+// at head_dim 128, ragged split counts up to 48 (the paths past 8 and 32 splits), empty
+// requests and sinks; the same batch bit for bit against PDL off and against single launch
+// (whose merge runs in the producer); at head_dim 256 in fp16 with 4 draft tokens and 64
+// query heads, 20480 rows; and at head_dim 64.
 TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
   std::mt19937_64 rng(2048);
   AttnShape s = eighty_with_sinks(rng, 32, 900);
