@@ -10,5 +10,5 @@ for cc in all none; do
     -k regex:"split_kv|merge" --launch-skip 2 --launch-count 2 build/release/bench/baton-bench attention --only "$shape" --profile "$@" \
     > "$out/ncu_stalls_${shape}_$cc.txt" 2>&1
   echo "== cache-control $cc"
-  grep -E "split_kv_kernel|merge_splits_kernel|Duration|pcsamp|Stall" "$out/ncu_stalls_${shape}_$cc.txt" | cut -c1-120
+  grep -E "split_kv_kernel|merge_splits_(medium_|large_)?kernel|Duration|pcsamp|Stall" "$out/ncu_stalls_${shape}_$cc.txt" | cut -c1-120
 done

@@ -141,7 +141,11 @@ struct MergeRow {
   __device__ __forceinline__ void store(AttentionParams const& p, float const (&acc)[K], MergeEnd const& end) const {
     T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + dim0;
     constexpr int kBytes = K * int(sizeof(T));
-    if constexpr (kBytes == 8 || kBytes == 16) {  // one vector store where aligned
+    // Packed, then one 8- or 16-byte copy where aligned: nvcc 13.0 emits it as 4-byte stores
+    // (st.global.v2.u16), since `packed` is an array of T; storing 32-bit words built by
+    // bit-casting T pairs would make it one store (not measured: the stores are a small part
+    // of a row's latency).
+    if constexpr (kBytes == 8 || kBytes == 16) {
       alignas(16) T packed[K];
 #pragma unroll
       for (int k = 0; k < K; ++k) packed[k] = from_float<T>(acc[k] * end.inv);
@@ -309,7 +313,7 @@ inline int64_t medium_reducer_rows(int num_sms) { return int64_t(6) * num_sms; }
 // against the medium form at these sizes (same machine, alternating runs, in-graph, default
 // mode): 32x8K 243.12 -> 242.04 us, 64x4K 246.22 -> 240.23, 128x2K 247.20 -> 245.28; with 8
 // draft tokens 8x1K 22.10 -> 20.13, 64x4K 329.87 -> 321.10, 128x2K 346.75 -> 333.47
-// (docs/benchmarking.md, tenth session).
+// (docs/benchmarking.md, tenth session). Trace marks (BATON_TRACE) record warp 0's row only.
 constexpr int kLargeRows = 4;  // rows (warps) per CTA of the large form
 constexpr int kLargeThreads = kLargeRows * 32;
 

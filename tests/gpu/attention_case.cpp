@@ -104,7 +104,7 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
     alibi.upload(c.alibi);
   }
   int64_t const tokens = int64_t(batch) * s.q_len;
-  out.resize(tokens * s.num_q_heads * D);
+  out.resize(tokens * s.num_q_heads * (D + s.out_pad));
   lse.resize(tokens * s.num_q_heads);
   workspace.resize(std::max<size_t>(1, decode_attention_workspace_bytes(batch, s.q_len, s.num_q_heads, D, s.max_splits)));
   merge_counters.resize(size_t(int64_t(batch) * s.q_len) * s.num_q_heads);
@@ -132,7 +132,8 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   a.softcap = s.softcap;
   if (s.sinks) a.sinks = TensorView::contiguous(sinks.get(), DType::kFloat32, {s.num_q_heads});
   if (s.alibi) a.alibi_slopes = TensorView::contiguous(alibi.get(), DType::kFloat32, {s.num_q_heads});
-  a.out = TensorView::contiguous(out.get(), s.dtype, {tokens, s.num_q_heads, D});
+  int64_t const out_row = D + s.out_pad;
+  a.out = TensorView::strided(out.get(), s.dtype, {tokens, s.num_q_heads, D}, {s.num_q_heads * out_row, out_row, 1});
   a.lse = TensorView::contiguous(lse.get(), DType::kFloat32, {tokens, s.num_q_heads});
 }
 
@@ -163,8 +164,25 @@ void DeviceAttention::poison() {
   workspace.poison(0xFF);
 }
 
+std::vector<uint16_t> DeviceAttention::out_bits() const {
+  std::vector<uint16_t> const all = out.download();
+  int64_t const D = shape_.head_dim, row = D + shape_.out_pad;
+  std::vector<uint16_t> bits(all.size() / row * D);
+  for (size_t r = 0; r < all.size() / row; ++r) std::memcpy(bits.data() + r * D, all.data() + r * row, D * 2);
+  return bits;
+}
+
+bool DeviceAttention::out_padding_untouched() const {
+  std::vector<uint16_t> const all = out.download();
+  int64_t const D = shape_.head_dim, row = D + shape_.out_pad;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (int64_t(i % row) >= D && all[i] != 0xFFFF) return false;
+  }
+  return true;
+}
+
 std::vector<unsigned char> DeviceAttention::output_bytes() const {
-  std::vector<uint16_t> const bits = out.download();
+  std::vector<uint16_t> const bits = out_bits();
   std::vector<float> const l = lse.download();
   std::vector<unsigned char> all(bits.size() * 2 + l.size() * 4);
   std::memcpy(all.data(), bits.data(), bits.size() * 2);
@@ -177,7 +195,7 @@ std::vector<unsigned char> DeviceAttention::output_bytes() const {
   std::vector<float> naive_out, naive_lse;
   ref::decode_attention(c, ref_out, ref_lse);
   ref::decode_attention_naive(c, naive_out, naive_lse);
-  std::vector<uint16_t> got_bits = out.download();
+  std::vector<uint16_t> got_bits = out_bits();
   std::vector<float> got_lse = lse.download();
   // The same-precision error: float math, output rounded to the dtype.
   double naive_err = 0;

@@ -17,6 +17,7 @@ struct AttnShape {
   DType dtype = DType::kBFloat16;
   KvLayout layout = KvLayout::kNHD;
   bool padded = false;             // non-contiguous pool strides
+  int out_pad = 0;                 // elements after each (token, head) row of out: non-contiguous out strides
   int max_splits = 1;
   std::vector<int> splits;         // empty: no num_kv_splits tensor (max_splits for all)
   int window_left = -1;
@@ -48,7 +49,8 @@ struct DeviceAttention {
   void reshuffle(std::vector<int> const& lens, std::vector<int> const& splits, uint64_t seed);
   // The op's outputs against the fp64 reference: |err| <= 2 * |naive err| + atol, NaN/inf exact.
   ::testing::AssertionResult matches_reference() const;
-  std::vector<uint16_t> out_bits() const { return out.download(); }
+  std::vector<uint16_t> out_bits() const;  // out's logical elements [token][head][dim], padding skipped
+  bool out_padding_untouched() const;     // every padding element of out still holds the poison
   std::vector<float> lse_values() const { return lse.download(); }
   std::vector<unsigned char> output_bytes() const;  // out's bits, then lse's
 

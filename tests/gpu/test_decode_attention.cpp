@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baton/attention.h"
+#include "baton/device_info.h"
 #include "common/gpu.h"
 #include "gpu/attention_case.h"
 
@@ -413,8 +414,13 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
   EXPECT_TRUE(d.matches_reference());
   EXPECT_TRUE(bitwise_equal(large_early.data(), large.data(), large.size(), "large reducer form, early reads vs not"));
   size_t const all_out_bytes = size_t(s.lens.size()) * s.q_len * s.num_q_heads * s.head_dim * 2;
-  for (int sub : {16, 4}) {
-    SCOPED_TRACE(sub == 16 ? "16 requests: medium form" : "4 requests: small form");
+  DeviceInfo info;
+  BATON_ASSERT_OK(get_device_info(&info));
+  int const medium = 4 * info.num_sms / s.num_q_heads;  // 16 requests on a 132-SM H200: 512 rows
+  ASSERT_TRUE(medium * s.num_q_heads > 2 * info.num_sms && medium * s.num_q_heads <= 6 * info.num_sms && medium <= 80)
+      << "no request count takes the medium form on this device (" << info.num_sms << " SMs)";
+  for (int sub : {medium, 4}) {
+    SCOPED_TRACE(sub == medium ? "medium form" : "4 requests: small form");
     int64_t const tokens = int64_t(sub) * s.q_len;
     d.args = whole;
     d.args.q.shape[0] = tokens;
@@ -434,6 +440,41 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
                               "lse: this form vs the large form"));
   }
   d.args = whole;
+}
+
+// The medium and large reducer forms (rows per SM in (2, 6] and past 6, from the device's SM
+// count) at every head_dim, in fp16 and bf16, with ragged split counts up to 40 (past 32)
+// and sinks, into an out whose (token, head) rows are padded by 2 elements: odd heads' rows
+// are then 4-byte aligned only, so the large form's packed stores take both paths, and the
+// padding must stay untouched. PDL on against off, bit for bit.
+TEST_F(DecodeAttention, MediumAndLargeReducerFormsAllHeadDims) {
+  DeviceInfo info;
+  BATON_ASSERT_OK(get_device_info(&info));
+  std::mt19937_64 rng(6464);
+  for (int d : {64, 128, 256}) {
+    for (bool large : {false, true}) {
+      SCOPED_TRACE("head_dim " + std::to_string(d) + (large ? ", large form" : ", medium form"));
+      AttnShape s;
+      s.head_dim = d;
+      s.dtype = d == 128 ? DType::kBFloat16 : DType::kFloat16;
+      s.max_splits = 40;
+      s.sinks = true;
+      s.out_pad = 2;
+      s.seed = 10 * d + large;
+      int const batch = (large ? 8 : 4) * info.num_sms / s.num_q_heads;
+      int64_t const rows = int64_t(batch) * s.num_q_heads;
+      ASSERT_TRUE(large ? rows > 6 * info.num_sms : rows > 2 * info.num_sms && rows <= 6 * info.num_sms);
+      s = ragged(rng, s, batch, 700);
+      s.lens[0] = 650, s.splits[0] = 40;  // a row of 40 splits (8 past the lanes)
+      s.lens[1] = 0;                      // an empty request: zeros, lse -inf
+      DeviceAttention dev(s);
+      std::vector<unsigned char> const on = run_bytes(dev, false, PdlMode::kAuto);
+      EXPECT_TRUE(dev.matches_reference());
+      EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
+      std::vector<unsigned char> const off = run_bytes(dev, false, PdlMode::kOff);
+      EXPECT_TRUE(bitwise_equal(off.data(), on.data(), on.size(), "PDL off vs on"));
+    }
+  }
 }
 
 // ---- graphs and bitwise equality -----------------------------------------------------------
