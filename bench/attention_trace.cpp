@@ -46,7 +46,7 @@ void dump_csv(char const* what, unsigned long long const* prod, unsigned long lo
   }
   std::fclose(f);
 }
-constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit"};
+constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit", "counted", "max"};
 constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged"};
 // The producer's marks in the order a CTA passes them, for the per-CTA cycle counts.
 constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 5, 10, 6, 7};
@@ -126,6 +126,10 @@ void trace_print(char const* what, bool single) {
   unsigned long long const* prod_cyc = prod + trace::kEntries;
   unsigned long long const* red_cyc = red + trace::kEntries;
   print_cycles("producer", kProducerMarks, kProducerOrder, int(sizeof(kProducerOrder) / sizeof(int)), prod_cyc, 1, prod_cyc);
+  if (!single) {  // the reducer's phases, counted from each CTA's own wait
+    int const order[] = {4, 5, 2, 3};
+    print_cycles("reducer", kReducerMarks, order, 4, red_cyc, 1, red_cyc);
+  }
   if (single) {  // the last CTA's merge, counted from its own "stored" mark
     int const order[] = {1, 2, 3};
     print_cycles("last CTA", kLastCtaMarks, order, 3, prod_cyc, 6, red_cyc);

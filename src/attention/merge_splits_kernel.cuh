@@ -12,7 +12,8 @@
 // - small (merge_splits_kernel, at most 2 rows per SM): one CTA of head_dim threads per
 //   (token, head), thread d owning output dim d, no barrier. Every warp finds M = max lse
 //   over all n splits itself (lane s holds split s's lse; more than 32 splits take more
-//   turns); thread d then sums its dim of the splits' partial outputs, and the weights, in
+//   turns) and lane s its weight, which the warp shares through shared memory (WarpWeights);
+//   thread d then sums its dim of the splits' partial outputs, and the weights, in
 //   order s = 0, 1, ..., n - 1 (splits past 32: 8 at a time with their loads in flight
 //   together). Small on purpose: the reducer's cost at small shapes is its latency chain and
 //   its cold instruction cache, not its math.
@@ -167,12 +168,51 @@ struct MergeRow {
   }
 };
 
+// The weights of a row's first 32 splits, w_s = merge_weight(lse_s, M) computed by lane s,
+// handed to every lane through the warp's own slot of shared memory: a lane then reads them
+// 4 at a time, where one shuffle per term made the merge a serial chain (SASS: per term a
+// divergence check, the shuffle, its ~25-cycle wait and a branch on s < n; trace, 1x32K: 2100
+// of the small form's 4400 cycles from its wait to its exit went to the 32 terms; with this,
+// the wait to the merged row 1.28 us instead of 2.04, and 1x1K's 8 terms 535 cycles, not 848).
+// Same machine (GPU-6766530d), alternating runs, in-graph: 1x8K 14.52 -> 13.91 us, 1x32K
+// 37.50 -> 36.91, the ragged batch 55.31 -> 53.80, mix 82.24 -> 81.68, 1x1K 6.79 -> 6.67;
+// large batches unchanged (docs/benchmarking.md, eleventh session). Slots past n,
+// and the kPad past 32, hold 0: merge_add skips w == 0 and den + 0 keeps den's bits, so a
+// term past n changes nothing and batches need no bound per term.
+template <int kPad>
+struct WarpWeights {
+  static constexpr int kSlots = (32 + kPad + 3) / 4 * 4;
+  float w[kSlots];
+
+  // Lane s's weight (already 0 past n) into slot s, zeros past 32; then the warp's lanes may read.
+  __device__ __forceinline__ void publish(float w_lane) {
+    int const lane = threadIdx.x % 32;
+    w[lane] = w_lane;
+    if (lane < kSlots - 32) w[32 + lane] = 0.f;
+    __syncwarp();
+  }
+  __device__ __forceinline__ float4 quad(int q) const { return reinterpret_cast<float4 const*>(w)[q]; }
+};
+
+// Terms 4q .. 4q + 3 of one dim (the small and medium forms' thread per dim).
+template <class Weights>
+__device__ __forceinline__ void merge_add4(Weights const& ws, int q, float const* x, float (&acc)[1], float& den) {
+  float4 const w = ws.quad(q);
+  float const wq[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float const xk[1] = {x[k]};
+    merge_add(acc, den, wq[k], xk);
+  }
+}
+
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
   constexpr int kSpec = 32;   // splits summed from registers (one per lane's lse)
   constexpr int kEarly = 8;   // of which loaded with the split count when n is not known yet
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
+  __shared__ WarpWeights<0> weights[D / 32];
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
@@ -201,6 +241,7 @@ __global__ void __launch_bounds__(D)
   for (int u = 0; u < kEarly; ++u) x[u] = u < bound ? r.o_row[u * r.o_stride] : 0.f;
   if (!known) n = clamp_splits(p, n_raw);
   if (n == 1) return;  // written by the producer
+  BATON_MARK(1, 4);
   if (n > kEarly) {  // splits past the first 8: their code runs only when they exist
 #pragma unroll
     for (int u = kEarly; u < kSpec; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;  // in flight together
@@ -209,23 +250,16 @@ __global__ void __launch_bounds__(D)
 
   // M = max lse (with the sink), then acc and den in split order (split_merge.cuh).
   float const m = r.max_lse(p, lse_lane, n);
+  BATON_MARK(1, 5);
   float acc[1] = {0.f}, den = 0.f;
   if (m != -INFINITY) {
-    float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
-    auto add = [&](int u) {
-      float const w = __shfl_sync(0xffffffffu, w_lane, u);
-      float const xu[1] = {x[u]};
-      if (u < n) merge_add(acc, den, w, xu);
-    };
-#pragma unroll
-    for (int u = 0; u < kEarly / 2; ++u) add(u);
-    if (n > kEarly / 2) {
-#pragma unroll
-      for (int u = kEarly / 2; u < kEarly; ++u) add(u);
-    }
+    WarpWeights<0>& ws = weights[threadIdx.x / 32];
+    ws.publish(lane < n ? merge_weight(lse_lane, m) : 0.f);
+    merge_add4(ws, 0, x, acc, den);
+    if (n > kEarly / 2) merge_add4(ws, 1, x + 4, acc, den);
     if (n > kEarly) {  // as the loads: n <= 8 (small shapes) runs a quarter of this code, n <= 4 an eighth
 #pragma unroll
-      for (int u = kEarly; u < kSpec; ++u) add(u);
+      for (int q = kEarly / 4; q < kSpec / 4; ++q) merge_add4(ws, q, x + 4 * q, acc, den);
     }
     r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
   }
@@ -248,6 +282,7 @@ __global__ void __launch_bounds__(D, 2048 / D)
   constexpr int kLanes = 32;  // splits whose lse a lane holds
   constexpr int kBatch = 11;  // splits below 32: loads in flight per batch (the most without spills at 32 registers)
   constexpr int kTail = 4;    // splits past 32: loads in flight per batch (lse and dim d)
+  __shared__ WarpWeights<kBatch> weights[D / 32];
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
@@ -258,15 +293,18 @@ __global__ void __launch_bounds__(D, 2048 / D)
   BATON_MARK(1, 1);
   if (!p.early_reads) n = r.split_count(p);
   if (n == 1) return;  // written by the producer
+  BATON_MARK(1, 4);
   float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
   float x[kBatch];
 #pragma unroll
   for (int u = 0; u < kBatch; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;
 
   float const m = r.max_lse(p, lse_lane, n);
+  BATON_MARK(1, 5);
   float acc[1] = {0.f}, den = 0.f;
   if (m != -INFINITY) {
-    float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
+    WarpWeights<kBatch>& ws = weights[threadIdx.x / 32];
+    ws.publish(lane < n ? merge_weight(lse_lane, m) : 0.f);
     int const n_lanes = min(n, kLanes);
     for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
       if (s0 > 0) {
@@ -274,10 +312,9 @@ __global__ void __launch_bounds__(D, 2048 / D)
         for (int u = 0; u < kBatch; ++u) x[u] = s0 + u < n_lanes ? r.o_row[(s0 + u) * r.o_stride] : 0.f;
       }
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        float const w = __shfl_sync(0xffffffffu, w_lane, (s0 + u) % kLanes);
+      for (int u = 0; u < kBatch; ++u) {  // terms past n_lanes: weight 0, no change
         float const xu[1] = {x[u]};
-        if (s0 + u < n_lanes) merge_add(acc, den, w, xu);
+        merge_add(acc, den, ws.w[s0 + u], xu);
       }
     }
     r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
@@ -331,6 +368,7 @@ __global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
   constexpr int kLanes = 32;                          // splits whose lse a lane holds
   constexpr int kBatch = kVec >= 4 ? 32 / kVec : 8;   // splits below 32: loads in flight per batch
   constexpr int kTail = 4;                            // splits past 32: loads in flight per batch
+  __shared__ WarpWeights<kBatch> weights[kLargeRows];
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   int64_t const row = blockIdx.x + int64_t(threadIdx.x / 32) * gridDim.x;
@@ -363,14 +401,12 @@ __global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
   float const m = r.max_lse(p, lse_lane, n);
   float acc[kVec] = {}, den = 0.f;
   if (m != -INFINITY) {
-    float const w_lane = lane < n ? merge_weight(lse_lane, m) : 0.f;
+    WarpWeights<kBatch>& ws = weights[threadIdx.x / 32];
+    ws.publish(lane < n ? merge_weight(lse_lane, m) : 0.f);
     for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
       if (s0 > 0) load_batch(s0, n_lanes);
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        float const w = __shfl_sync(0xffffffffu, w_lane, (s0 + u) % kLanes);
-        if (s0 + u < n_lanes) merge_add(acc, den, w, x[u]);
-      }
+      for (int u = 0; u < kBatch; ++u) merge_add(acc, den, ws.w[s0 + u], x[u]);  // past n_lanes: weight 0
     }
     r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
   }
