@@ -7,6 +7,8 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "attention/row_chunks.h"
 #include "common/pdl.cuh"
@@ -91,6 +93,21 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
 template <>
 __device__ __forceinline__ __half from_float<__half>(float f) { return __float2half_rn(f); }
+
+// Two floats rounded to T (as from_float) in one 32-bit word, lo in the low half (the lower
+// address).
+template <class T>
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
+  uint32_t bits;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    __nv_bfloat162 const v = __floats2bfloat162_rn(lo, hi);
+    memcpy(&bits, &v, sizeof(bits));
+  } else {
+    __half2 const v = __floats2half2_rn(lo, hi);
+    memcpy(&bits, &v, sizeof(bits));
+  }
+  return bits;
+}
 
 __device__ __forceinline__ void cp_async_16(void* smem, void const* gmem, bool valid) {
   unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));

@@ -142,23 +142,20 @@ struct MergeRow {
   __device__ __forceinline__ void store(AttentionParams const& p, float const (&acc)[K], MergeEnd const& end) const {
     T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + dim0;
     constexpr int kBytes = K * int(sizeof(T));
-    // Packed, then one 8- or 16-byte copy where aligned: nvcc 13.0 emits it as 4-byte stores
-    // (st.global.v2.u16), since `packed` is an array of T; storing 32-bit words built by
-    // bit-casting T pairs would make it one store (not measured: the stores are a small part
-    // of a row's latency).
+    // Pairs of outputs packed into 32-bit words, then one 8- or 16-byte store where aligned.
     if constexpr (kBytes == 8 || kBytes == 16) {
-      alignas(16) T packed[K];
+      uint32_t words[K / 2];
 #pragma unroll
-      for (int k = 0; k < K; ++k) packed[k] = from_float<T>(acc[k] * end.inv);
+      for (int k = 0; k < K / 2; ++k) words[k] = pack_pair<T>(acc[2 * k] * end.inv, acc[2 * k + 1] * end.inv);
       if ((reinterpret_cast<uintptr_t>(out) & (kBytes - 1)) == 0) {
         if constexpr (kBytes == 8) {
-          *reinterpret_cast<uint2*>(out) = *reinterpret_cast<uint2 const*>(packed);
+          *reinterpret_cast<uint2*>(out) = make_uint2(words[0], words[1]);
         } else {
-          *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4 const*>(packed);
+          *reinterpret_cast<uint4*>(out) = make_uint4(words[0], words[1], words[2], words[3]);
         }
       } else {
 #pragma unroll
-        for (int k = 0; k < K; ++k) out[k] = packed[k];
+        for (int k = 0; k < K; ++k) out[k] = from_float<T>(acc[k] * end.inv);
       }
     } else {
 #pragma unroll
@@ -269,6 +266,50 @@ __global__ void __launch_bounds__(D)
   BATON_MARK(1, 3);
 }
 
+// The medium and large forms after the split count n (> 1) is known: lse of split `lane` and
+// this thread's K dims of the first kBatch splits in one round trip, then kBatch splits at a
+// time, past 32 splits kTail at a time; the weights through the warp's shared memory. Same
+// weights, same order of every sum per dim: the same bits as the small form.
+template <class T, int kBatch, int D, int K, class Weights>
+__device__ __forceinline__ void merge_counted_row(AttentionParams const& p, MergeRow<D, K> const& r, int n,
+                                                  Weights& ws) {
+  constexpr int kTail = 4;  // splits past 32: loads in flight per batch
+  BATON_MARK(1, 4);
+  int const lane = threadIdx.x % 32;
+  float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
+  float x[kBatch][K];
+  auto load_batch = [&](int s0, int limit) {
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      if (s0 + u < limit) {
+        r.load(s0 + u, x[u]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) x[u][k] = 0.f;
+      }
+    }
+  };
+  int const n_lanes = min(n, 32);
+  load_batch(0, n_lanes);
+
+  float const m = r.max_lse(p, lse_lane, n);
+  BATON_MARK(1, 5);
+  float acc[K] = {}, den = 0.f;
+  if (m != -INFINITY) {
+    ws.publish(lane < n ? merge_weight(lse_lane, m) : 0.f);
+    for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
+      if (s0 > 0) load_batch(s0, n_lanes);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) merge_add(acc, den, ws.w[s0 + u], x[u]);  // past n_lanes: weight 0
+    }
+    r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
+  }
+  MergeEnd const end = merge_end(m, den, p.sinks, r.h);
+  BATON_MARK(1, 2);
+  r.template store<T>(p, acc, end);
+  BATON_MARK(1, 3);
+}
+
 // The medium form: more than 2 and at most 6 rows per SM (medium_reducer_rows). Batches of
 // a few requests, some of many splits (one 32K request among 15 of 1K; a mix of lengths): a
 // CTA per row, thread d owning dim d, the split count first (no speculative loads), then lse
@@ -279,12 +320,9 @@ __global__ void __launch_bounds__(D)
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(D, 2048 / D)
     merge_splits_medium_kernel(__grid_constant__ AttentionParams const p) {
-  constexpr int kLanes = 32;  // splits whose lse a lane holds
   constexpr int kBatch = 11;  // splits below 32: loads in flight per batch (the most without spills at 32 registers)
-  constexpr int kTail = 4;    // splits past 32: loads in flight per batch (lse and dim d)
   __shared__ WarpWeights<kBatch> weights[D / 32];
   BATON_MARK(1, 0);
-  int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
   // The split count: before the wait with early reads (the caller's assertion, as in the
   // small form), else first thing after it; no loads before it is known.
@@ -293,36 +331,7 @@ __global__ void __launch_bounds__(D, 2048 / D)
   BATON_MARK(1, 1);
   if (!p.early_reads) n = r.split_count(p);
   if (n == 1) return;  // written by the producer
-  BATON_MARK(1, 4);
-  float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
-  float x[kBatch];
-#pragma unroll
-  for (int u = 0; u < kBatch; ++u) x[u] = u < n ? r.o_row[u * r.o_stride] : 0.f;
-
-  float const m = r.max_lse(p, lse_lane, n);
-  BATON_MARK(1, 5);
-  float acc[1] = {0.f}, den = 0.f;
-  if (m != -INFINITY) {
-    WarpWeights<kBatch>& ws = weights[threadIdx.x / 32];
-    ws.publish(lane < n ? merge_weight(lse_lane, m) : 0.f);
-    int const n_lanes = min(n, kLanes);
-    for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
-      if (s0 > 0) {
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) x[u] = s0 + u < n_lanes ? r.o_row[(s0 + u) * r.o_stride] : 0.f;
-      }
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {  // terms past n_lanes: weight 0, no change
-        float const xu[1] = {x[u]};
-        merge_add(acc, den, ws.w[s0 + u], xu);
-      }
-    }
-    r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
-  }
-  MergeEnd const end = merge_end(m, den, p.sinks, r.h);
-  BATON_MARK(1, 2);
-  r.template store<T>(p, acc, end);
-  BATON_MARK(1, 3);
+  merge_counted_row<T, kBatch>(p, r, n, weights[threadIdx.x / 32]);
 }
 
 // The most rows the medium form takes. A CTA per row beats the large form's warp per row at
@@ -364,10 +373,8 @@ constexpr int kLargeMinCtas = D <= 128 ? 8 : 6;
 template <class T, int D, bool kWait = true>
 __global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
     merge_splits_large_kernel(__grid_constant__ AttentionParams const p) {
-  constexpr int kVec = D / 32;                        // dims per lane
-  constexpr int kLanes = 32;                          // splits whose lse a lane holds
-  constexpr int kBatch = kVec >= 4 ? 32 / kVec : 8;   // splits below 32: loads in flight per batch
-  constexpr int kTail = 4;                            // splits past 32: loads in flight per batch
+  constexpr int kVec = D / 32;                       // dims per lane
+  constexpr int kBatch = kVec >= 4 ? 32 / kVec : 8;  // splits below 32: loads in flight per batch
   __shared__ WarpWeights<kBatch> weights[kLargeRows];
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
@@ -382,38 +389,7 @@ __global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
   if (!live) return;
   if (!p.early_reads) n = r.split_count(p);
   if (n == 1) return;  // written by the producer
-  float const lse_lane = lane < n ? r.lse_row[lane * r.split_stride] : -INFINITY;
-  float x[kBatch][kVec];
-  auto load_batch = [&](int s0, int limit) {
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      if (s0 + u < limit) {
-        r.load(s0 + u, x[u]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) x[u][k] = 0.f;
-      }
-    }
-  };
-  int const n_lanes = min(n, kLanes);
-  load_batch(0, n_lanes);
-
-  float const m = r.max_lse(p, lse_lane, n);
-  float acc[kVec] = {}, den = 0.f;
-  if (m != -INFINITY) {
-    WarpWeights<kBatch>& ws = weights[threadIdx.x / 32];
-    ws.publish(lane < n ? merge_weight(lse_lane, m) : 0.f);
-    for (int s0 = 0; s0 < n_lanes; s0 += kBatch) {
-      if (s0 > 0) load_batch(s0, n_lanes);
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) merge_add(acc, den, ws.w[s0 + u], x[u]);  // past n_lanes: weight 0
-    }
-    r.template merge_past_lanes<kTail>(n, m, acc, den);  // more than 32 splits
-  }
-  MergeEnd const end = merge_end(m, den, p.sinks, r.h);
-  BATON_MARK(1, 2);
-  r.template store<T>(p, acc, end);
-  BATON_MARK(1, 3);
+  merge_counted_row<T, kBatch>(p, r, n, weights[threadIdx.x / 32]);
 }
 
 }  // namespace baton::attention

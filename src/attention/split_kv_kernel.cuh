@@ -120,17 +120,7 @@ struct MmaOp {
       BATON_MMA_M16N8K16("f16", d, a, b0, b1);
     }
   }
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    uint32_t bits;
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      __nv_bfloat162 const v = __floats2bfloat162_rn(lo, hi);
-      memcpy(&bits, &v, sizeof(bits));
-    } else {
-      __half2 const v = __floats2half2_rn(lo, hi);
-      memcpy(&bits, &v, sizeof(bits));
-    }
-    return bits;
-  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) { return pack_pair<T>(lo, hi); }
 };
 #undef BATON_MMA_M16N8K16
 
