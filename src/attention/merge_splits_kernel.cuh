@@ -142,16 +142,22 @@ struct MergeRow {
   __device__ __forceinline__ void store(AttentionParams const& p, float const (&acc)[K], MergeEnd const& end) const {
     T* out = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + dim0;
     constexpr int kBytes = K * int(sizeof(T));
-    // Pairs of outputs packed into 32-bit words, then one 8- or 16-byte store where aligned.
-    if constexpr (kBytes == 8 || kBytes == 16) {
+    // Pairs of outputs packed into 32-bit words, then one 4-, 8- or 16-byte store where aligned.
+    if constexpr (kBytes == 4 || kBytes == 8 || kBytes == 16) {
       uint32_t words[K / 2];
 #pragma unroll
       for (int k = 0; k < K / 2; ++k) words[k] = pack_pair<T>(acc[2 * k] * end.inv, acc[2 * k + 1] * end.inv);
       if ((reinterpret_cast<uintptr_t>(out) & (kBytes - 1)) == 0) {
-        if constexpr (kBytes == 8) {
-          *reinterpret_cast<uint2*>(out) = make_uint2(words[0], words[1]);
+        // PTX vector stores: nvcc 13.0 splits a uint2 / uint4 assignment here into 4-byte stores.
+        size_t const dst = __cvta_generic_to_global(out);
+        if constexpr (kBytes == 4) {
+          asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(words[0]) : "memory");
+        } else if constexpr (kBytes == 8) {
+          asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(words[0]), "r"(words[1]) : "memory");
         } else {
-          *reinterpret_cast<uint4*>(out) = make_uint4(words[0], words[1], words[2], words[3]);
+          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(words[0]), "r"(words[1]),
+                       "r"(words[2]), "r"(words[3])
+                       : "memory");
         }
       } else {
 #pragma unroll
