@@ -47,14 +47,18 @@ void dump_csv(char const* what, unsigned long long const* prod, unsigned long lo
   std::fclose(f);
 }
 constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged", "exit", "counted", "max"};
+// The reducer's slots in the order a CTA passes them (the rest unused).
+constexpr int kReducerOrder[trace::kSlots] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged"};
 // The producer's marks in the order a CTA passes them, for the per-CTA cycle counts.
 constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 5, 10, 6, 7};
 
 // Per mark: min / median / max over the CTAs that wrote it, in us after t0.
-void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0) {
+void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0,
+                  int const* order = nullptr) {
   std::printf("  %-8s", name);
-  for (int s = 0; s < trace::kSlots; ++s) {
+  for (int i = 0; i < trace::kSlots; ++i) {
+    int const s = order != nullptr ? order[i] : i;
     if (marks[s] == nullptr || marks[s][0] == '\0') continue;
     std::vector<double> v;
     for (int c = 0; c < trace::kMaxCtas; ++c) {
@@ -122,7 +126,8 @@ void trace_print(char const* what, bool single) {
   std::printf("%s (us after the first producer CTA's wait; min/median/max over CTAs):\n", what);
   dump_csv(what, prod, t0);
   print_kernel("producer", kProducerMarks, prod, t0);
-  print_kernel(single ? "last CTA" : "reducer", single ? kLastCtaMarks : kReducerMarks, red, t0);
+  print_kernel(single ? "last CTA" : "reducer", single ? kLastCtaMarks : kReducerMarks, red, t0,
+               single ? nullptr : kReducerOrder);
   unsigned long long const* prod_cyc = prod + trace::kEntries;
   unsigned long long const* red_cyc = red + trace::kEntries;
   print_cycles("producer", kProducerMarks, kProducerOrder, int(sizeof(kProducerOrder) / sizeof(int)), prod_cyc, 1, prod_cyc);

@@ -10,7 +10,7 @@
 //
 // Three forms, by the number of rows (decode_attention.cu):
 // - small (merge_splits_kernel, at most 2 rows per SM): one CTA of head_dim threads per
-//   (token, head), thread d owning output dim d, no barrier. Every warp finds M = max lse
+//   (token, head), thread d owning output dim d, no CTA barrier. Every warp finds M = max lse
 //   over all n splits itself (lane s holds split s's lse; more than 32 splits take more
 //   turns) and lane s its weight, which the warp shares through shared memory (WarpWeights);
 //   thread d then sums its dim of the splits' partial outputs, and the weights, in
@@ -173,7 +173,7 @@ struct MergeRow {
 
 // The weights of a row's first 32 splits, w_s = merge_weight(lse_s, M) computed by lane s,
 // handed to every lane through the warp's own slot of shared memory: a lane then reads them
-// 4 at a time, where one shuffle per term made the merge a serial chain (SASS: per term a
+// (4 at a time in the small form), where one shuffle per term made the merge a serial chain (SASS: per term a
 // divergence check, the shuffle, its ~25-cycle wait and a branch on s < n; trace, 1x32K: 2100
 // of the small form's 4400 cycles from its wait to its exit went to the 32 terms; with this,
 // the wait to the merged row 1.28 us instead of 2.04, and 1x1K's 8 terms 535 cycles, not 848).
@@ -185,7 +185,7 @@ struct MergeRow {
 template <int kPad>
 struct WarpWeights {
   static constexpr int kSlots = (32 + kPad + 3) / 4 * 4;
-  float w[kSlots];
+  alignas(16) float w[kSlots];  // read as float4 by quad()
 
   // Lane s's weight (already 0 past n) into slot s, zeros past 32; then the warp's lanes may read.
   __device__ __forceinline__ void publish(float w_lane) {

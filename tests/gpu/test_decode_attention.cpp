@@ -442,38 +442,63 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
   d.args = whole;
 }
 
-// The medium and large reducer forms (rows per SM in (2, 6] and past 6, from the device's SM
-// count) at every head_dim, in fp16 and bf16, with ragged split counts up to 40 (past 32)
-// and sinks, into an out whose (token, head) rows are padded by 2 elements: odd heads' rows
-// are then 4-byte aligned only, so the large form's packed stores take both paths, and the
-// padding must stay untouched. PDL on against off, bit for bit.
-TEST_F(DecodeAttention, MediumAndLargeReducerFormsAllHeadDims) {
+// The three reducer forms at every head_dim, in fp16 and bf16, bit for bit: a batch past 6
+// rows per SM (large form), then views of its first requests in the medium range (rows per SM
+// in (2, 6], from the device's SM count) and the small one (4 requests), with ragged split
+// counts up to 40 (past 32), sinks and an empty request. Out's (token, head) rows are padded
+// by one element, so the packed 4-, 8- and 16-byte stores (head_dim 64 / 128 / 256 in the
+// large form) take both the aligned and the unaligned path, and the padding must stay
+// untouched. PDL on against off, bit for bit.
+TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
   DeviceInfo info;
   BATON_ASSERT_OK(get_device_info(&info));
   std::mt19937_64 rng(6464);
   for (int d : {64, 128, 256}) {
-    for (bool large : {false, true}) {
-      SCOPED_TRACE("head_dim " + std::to_string(d) + (large ? ", large form" : ", medium form"));
-      AttnShape s;
-      s.head_dim = d;
-      s.dtype = d == 128 ? DType::kBFloat16 : DType::kFloat16;
-      s.max_splits = 40;
-      s.sinks = true;
-      s.out_pad = 2;
-      s.seed = 10 * d + large;
-      int const batch = (large ? 8 : 4) * info.num_sms / s.num_q_heads;
-      int64_t const rows = int64_t(batch) * s.num_q_heads;
-      ASSERT_TRUE(large ? rows > 6 * info.num_sms : rows > 2 * info.num_sms && rows <= 6 * info.num_sms);
-      s = ragged(rng, s, batch, 700);
-      s.lens[0] = 650, s.splits[0] = 40;  // a row of 40 splits (8 past the lanes)
-      s.lens[1] = 0;                      // an empty request: zeros, lse -inf
-      DeviceAttention dev(s);
-      std::vector<unsigned char> const on = run_bytes(dev, false, PdlMode::kAuto);
-      EXPECT_TRUE(dev.matches_reference());
+    SCOPED_TRACE("head_dim " + std::to_string(d));
+    AttnShape s;
+    s.head_dim = d;
+    s.dtype = d == 128 ? DType::kBFloat16 : DType::kFloat16;
+    s.max_splits = 40;
+    s.sinks = true;
+    s.out_pad = 1;
+    s.seed = 10 * d;
+    int const batch = 8 * info.num_sms / s.num_q_heads;
+    int const medium = 4 * info.num_sms / s.num_q_heads;
+    ASSERT_TRUE(int64_t(batch) * s.num_q_heads > 6 * info.num_sms);
+    ASSERT_TRUE(medium * s.num_q_heads > 2 * info.num_sms && medium * s.num_q_heads <= 6 * info.num_sms)
+        << "no request count takes the medium form on this device (" << info.num_sms << " SMs)";
+    s = ragged(rng, s, batch, 700);
+    s.lens[0] = 650, s.splits[0] = 40;  // a row of 40 splits (8 past the lanes)
+    s.lens[1] = 0;                      // an empty request: zeros, lse -inf
+    s.lens[2] = 500, s.splits[2] = 23;  // the medium form's third batch of 11, partly
+    s.lens[3] = 40, s.splits[3] = 3;
+    DeviceAttention dev(s);
+    DecodeAttentionArgs const whole = dev.args;
+    std::vector<unsigned char> const large = run_bytes(dev, false, PdlMode::kAuto);
+    EXPECT_TRUE(dev.matches_reference());
+    EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
+    std::vector<unsigned char> const off = run_bytes(dev, false, PdlMode::kOff);
+    EXPECT_TRUE(bitwise_equal(off.data(), large.data(), large.size(), "PDL off vs on"));
+    size_t const all_out_bytes = size_t(batch) * s.q_len * s.num_q_heads * d * 2;
+    for (int sub : {medium, 4}) {
+      SCOPED_TRACE(sub == medium ? "medium form" : "small form");
+      int64_t const tokens = int64_t(sub) * s.q_len;
+      dev.args = whole;
+      dev.args.q.shape[0] = tokens;
+      dev.args.out.shape[0] = tokens;
+      dev.args.lse.shape[0] = tokens;
+      dev.args.cache_seqlens.shape[0] = sub;
+      dev.args.page_table.shape[0] = sub;
+      dev.args.num_kv_splits.shape[0] = sub;
+      std::vector<unsigned char> const view = run_bytes(dev, false, PdlMode::kAuto);
       EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
-      std::vector<unsigned char> const off = run_bytes(dev, false, PdlMode::kOff);
-      EXPECT_TRUE(bitwise_equal(off.data(), on.data(), on.size(), "PDL off vs on"));
+      size_t const out_bytes = size_t(tokens) * s.num_q_heads * d * 2;
+      size_t const lse_bytes = size_t(tokens) * s.num_q_heads * 4;
+      EXPECT_TRUE(bitwise_equal(view.data(), large.data(), out_bytes, "out: this form vs the large form"));
+      EXPECT_TRUE(bitwise_equal(view.data() + all_out_bytes, large.data() + all_out_bytes, lse_bytes,
+                                "lse: this form vs the large form"));
     }
+    dev.args = whole;
   }
 }
 
