@@ -48,6 +48,18 @@ class DecodeAttention : public GpuTest {
     EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     return d.output_bytes();
   }
+  // d's arguments narrowed to the first `sub` requests of `whole` (same buffers): a view with
+  // fewer reducer rows, so that another reducer form merges the same splits.
+  static void view_first_requests(DeviceAttention& d, DecodeAttentionArgs const& whole, int sub) {
+    int64_t const tokens = int64_t(sub) * whole.q_len;
+    d.args = whole;
+    d.args.q.shape[0] = tokens;
+    d.args.out.shape[0] = tokens;
+    d.args.lse.shape[0] = tokens;
+    d.args.cache_seqlens.shape[0] = sub;
+    d.args.page_table.shape[0] = sub;
+    d.args.num_kv_splits.shape[0] = sub;
+  }
 };
 
 std::vector<int> edge_lengths(int ps) { return {0, 1, ps - 1, ps, ps + 1, 17, 97, 1000}; }
@@ -422,13 +434,7 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
   for (int sub : {medium, 4}) {
     SCOPED_TRACE(sub == medium ? "medium form" : "4 requests: small form");
     int64_t const tokens = int64_t(sub) * s.q_len;
-    d.args = whole;
-    d.args.q.shape[0] = tokens;
-    d.args.out.shape[0] = tokens;
-    d.args.lse.shape[0] = tokens;
-    d.args.cache_seqlens.shape[0] = sub;
-    d.args.page_table.shape[0] = sub;
-    d.args.num_kv_splits.shape[0] = sub;
+    view_first_requests(d, whole, sub);
     std::vector<unsigned char> const view = run_bytes(d, false, PdlMode::kAuto);
     d.args.inputs_written_before_chain = true;
     std::vector<unsigned char> const view_early = run_bytes(d, false, PdlMode::kAuto);
@@ -483,13 +489,7 @@ TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
     for (int sub : {medium, 4}) {
       SCOPED_TRACE(sub == medium ? "medium form" : "small form");
       int64_t const tokens = int64_t(sub) * s.q_len;
-      dev.args = whole;
-      dev.args.q.shape[0] = tokens;
-      dev.args.out.shape[0] = tokens;
-      dev.args.lse.shape[0] = tokens;
-      dev.args.cache_seqlens.shape[0] = sub;
-      dev.args.page_table.shape[0] = sub;
-      dev.args.num_kv_splits.shape[0] = sub;
+      view_first_requests(dev, whole, sub);
       std::vector<unsigned char> const view = run_bytes(dev, false, PdlMode::kAuto);
       EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
       size_t const out_bytes = size_t(tokens) * s.num_q_heads * d * 2;
