@@ -369,7 +369,7 @@ inline int64_t medium_reducer_rows(int num_sms) { return int64_t(6) * num_sms; }
 constexpr int kLargeRows = 4;  // rows (warps) per CTA of the large form
 constexpr int kLargeThreads = kLargeRows * 32;
 
-// CTAs of the large form for `rows` rows.
+// CTAs of the large form for `rows` rows (validate.cpp bounds rows by 2^31 - 1).
 inline unsigned large_reducer_ctas(int64_t rows) { return static_cast<unsigned>((rows + kLargeRows - 1) / kLargeRows); }
 
 // Registers: 64 (8 CTAs per SM) at head_dim <= 128, 80 at 256 (no spill).

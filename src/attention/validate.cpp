@@ -65,6 +65,11 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   }
   int64_t const batch = num_tokens / a.q_len;
   if (batch < 1 || batch > 65535) return c.fail("batch_size " + str(batch) + " is outside [1, 65535]");
+  // The reducer's grids take a CTA or a warp per (token, head) row: at most 2^31 - 1 rows.
+  if (num_tokens * num_q_heads > INT32_MAX) {
+    return c.fail("q has " + str(num_tokens) + " tokens x " + str(num_q_heads) + " heads = " +
+                  str(num_tokens * num_q_heads) + " rows, past 2^31 - 1");
+  }
 
   BATON_RETURN_IF_ERROR(c.tensor(a.k_cache, "k_cache", 4, {DType::kBFloat16, DType::kFloat16}));
   int const heads_axis = a.layout == KvLayout::kNHD ? 2 : 1, token_axis = a.layout == KvLayout::kNHD ? 1 : 2;

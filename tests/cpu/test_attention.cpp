@@ -159,6 +159,8 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
        StatusCode::kInvalidArgument, {"num_q_heads 0"}},
       {"heads past int32", [](auto& a) { a.q.shape[1] = (int64_t(1) << 32) + 32; }, StatusCode::kInvalidArgument,
        {"exceeds 2^31 - 1"}},
+      {"rows past int32", [](auto& a) { a.q.shape[1] = int64_t(1) << 29; }, StatusCode::kInvalidArgument,
+       {"4 tokens x 536870912 heads = 2147483648 rows", "2^31 - 1"}},
       {"empty page table", [](auto& a) { a.page_table.shape[1] = 0; }, StatusCode::kInvalidArgument,
        {"page_table has no columns"}},
       {"empty pool",
