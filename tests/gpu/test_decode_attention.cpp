@@ -60,6 +60,15 @@ class DecodeAttention : public GpuTest {
     d.args.page_table.shape[0] = sub;
     d.args.num_kv_splits.shape[0] = sub;
   }
+  // A view's output_bytes() against the whole batch's, over the view's `rows` (token, head)
+  // rows: out (head_dim values each) and lse (after the whole batch's `all_rows` rows of out).
+  static void expect_view_matches(std::vector<unsigned char> const& view, std::vector<unsigned char> const& whole,
+                                  size_t rows, size_t all_rows, int head_dim) {
+    size_t const all_out_bytes = all_rows * head_dim * 2;
+    EXPECT_TRUE(bitwise_equal(view.data(), whole.data(), rows * head_dim * 2, "out: this form vs the large form"));
+    EXPECT_TRUE(bitwise_equal(view.data() + all_out_bytes, whole.data() + all_out_bytes, rows * 4,
+                              "lse: this form vs the large form"));
+  }
 };
 
 std::vector<int> edge_lengths(int ps) { return {0, 1, ps - 1, ps, ps + 1, 17, 97, 1000}; }
@@ -425,7 +434,7 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
   std::vector<unsigned char> const large_early = run_bytes(d, false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
   EXPECT_TRUE(bitwise_equal(large_early.data(), large.data(), large.size(), "large reducer form, early reads vs not"));
-  size_t const all_out_bytes = size_t(s.lens.size()) * s.q_len * s.num_q_heads * s.head_dim * 2;
+  size_t const all_rows = size_t(s.lens.size()) * s.q_len * s.num_q_heads;
   DeviceInfo info;
   BATON_ASSERT_OK(get_device_info(&info));
   int const medium = 4 * info.num_sms / s.num_q_heads;  // 16 requests on a 132-SM H200: 512 rows
@@ -439,11 +448,7 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
     d.args.inputs_written_before_chain = true;
     std::vector<unsigned char> const view_early = run_bytes(d, false, PdlMode::kAuto);
     EXPECT_TRUE(bitwise_equal(view_early.data(), view.data(), view.size(), "early reads vs not"));
-    size_t const out_bytes = size_t(tokens) * s.num_q_heads * s.head_dim * 2;
-    size_t const lse_bytes = size_t(tokens) * s.num_q_heads * 4;
-    EXPECT_TRUE(bitwise_equal(view.data(), large.data(), out_bytes, "out: this form vs the large form"));
-    EXPECT_TRUE(bitwise_equal(view.data() + all_out_bytes, large.data() + all_out_bytes, lse_bytes,
-                              "lse: this form vs the large form"));
+    expect_view_matches(view, large, size_t(tokens) * s.num_q_heads, all_rows, s.head_dim);
   }
   d.args = whole;
 }
@@ -485,18 +490,14 @@ TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
     EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
     std::vector<unsigned char> const off = run_bytes(dev, false, PdlMode::kOff);
     EXPECT_TRUE(bitwise_equal(off.data(), large.data(), large.size(), "PDL off vs on"));
-    size_t const all_out_bytes = size_t(batch) * s.q_len * s.num_q_heads * d * 2;
+    size_t const all_rows = size_t(batch) * s.q_len * s.num_q_heads;
     for (int sub : {medium, 4}) {
       SCOPED_TRACE(sub == medium ? "medium form" : "small form");
       int64_t const tokens = int64_t(sub) * s.q_len;
       view_first_requests(dev, whole, sub);
       std::vector<unsigned char> const view = run_bytes(dev, false, PdlMode::kAuto);
       EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
-      size_t const out_bytes = size_t(tokens) * s.num_q_heads * d * 2;
-      size_t const lse_bytes = size_t(tokens) * s.num_q_heads * 4;
-      EXPECT_TRUE(bitwise_equal(view.data(), large.data(), out_bytes, "out: this form vs the large form"));
-      EXPECT_TRUE(bitwise_equal(view.data() + all_out_bytes, large.data() + all_out_bytes, lse_bytes,
-                                "lse: this form vs the large form"));
+      expect_view_matches(view, large, size_t(tokens) * s.num_q_heads, all_rows, d);
     }
     dev.args = whole;
   }
