@@ -11,6 +11,7 @@
 #include "baton/device_info.h"
 #include "runtime/check.h"
 #include "runtime/launch.h"
+#include "runtime/thread_memo.h"
 
 #if defined(BATON_TRACE)
 namespace baton::trace {
@@ -37,26 +38,30 @@ struct Producer {
   static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow>;
   static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
 
-  // Producer CTAs resident at once on the current device (SMs x CTAs per SM); also raises the
-  // kernel's shared memory limit, which launching needs.
-  static Status ctas_per_wave(int* ctas) {
+  // Producer CTAs resident at once on `device` (SMs x CTAs per SM); also raises the kernel's
+  // shared memory limit, which launching needs. Read once per device and thread.
+  static Status ctas_per_wave(DeviceInfo const& info, int* ctas) {
+    thread_local detail::ThreadMemo<int, int> memo;
+    if (int const* hit = memo.find(info.device)) {
+      *ctas = *hit;
+      return Status::ok();
+    }
     void const* func = reinterpret_cast<void const*>(kernel);
     BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(func, kProducerTraits, kSmem));
     int per_sm = 0;
     BATON_RETURN_IF_ERROR(detail::resident_ctas_per_sm(func, kProducerTraits, attention::kThreads, kSmem, &per_sm));
-    DeviceInfo info;
-    BATON_RETURN_IF_ERROR(get_device_info(&info));
     *ctas = per_sm * info.num_sms;
+    memo.put(info.device, *ctas);
     return Status::ok();
   }
 };
 
 template <class Prod>
-Status launch_producer(AttentionParams const& p, LaunchOptions const& options) {
+Status launch_producer(AttentionParams const& p, DeviceInfo const& info, LaunchOptions const& options) {
   // Grid y: enough CTAs per (kv head, row chunk) for every work item, at most one wave of the
   // device (split_kv_kernel.cuh); CTAs loop over items past that.
   int wave = 0;
-  BATON_RETURN_IF_ERROR(Prod::ctas_per_wave(&wave));
+  BATON_RETURN_IF_ERROR(Prod::ctas_per_wave(info, &wave));
   int64_t const heads = int64_t(p.num_kv_heads) * p.row_chunks;
   int64_t const wave_y = std::max<int64_t>(1, wave / heads);
   int64_t const items = int64_t(p.batch) * p.max_splits;
@@ -66,7 +71,7 @@ Status launch_producer(AttentionParams const& p, LaunchOptions const& options) {
 }
 
 template <class T, int D>
-Status launch_typed(AttentionParams p, LaunchOptions const& options) {
+Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions const& options) {
   // Single launch only when a CTA's rows of partials fit its shared memory for the merge
   // (split_kv_kernel.cuh, merge_if_last); otherwise producer + reducer, with the same bits.
   if (p.counters != nullptr && !attention::single_launch_fits<D, attention::kDefaultStages>(p.rows, p.max_splits)) {
@@ -80,8 +85,8 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   // us slower at 1x1K (8.40 -> 8.94), so the trigger stays after the KV loop.
   p.trigger_after_wait = !reducer_follows && p.early_reads ? 1 : 0;
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
-  Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, options)
-                                       : launch_producer<Producer<T, D, false>>(p, options);
+  Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, info, options)
+                                       : launch_producer<Producer<T, D, false>>(p, info, options);
   BATON_RETURN_IF_ERROR(produced);
   // One split everywhere: every request finished in the producer; single launch: merged there.
   if (!reducer_follows) return Status::ok();
@@ -92,8 +97,6 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
   // count is known); up to 6 the medium form (a CTA per row at 32 registers, most of them
   // beside the producer's); past that the large form (a warp per row, 4 per CTA). The last
   // two read the split count first and trigger at exit.
-  DeviceInfo info;
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
   bool const small_grid = rows <= 2 * int64_t(info.num_sms);
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
   if (small_grid || rows <= attention::medium_reducer_rows(info.num_sms)) {  // a CTA per row, a thread per dim
@@ -108,11 +111,11 @@ Status launch_typed(AttentionParams p, LaunchOptions const& options) {
 
 // The dispatch table: dtype x head_dim (attention::kHeadDims).
 template <class T>
-Status launch_dtype(AttentionParams const& p, int head_dim, LaunchOptions const& options) {
+Status launch_dtype(AttentionParams const& p, int head_dim, DeviceInfo const& info, LaunchOptions const& options) {
   switch (head_dim) {
-    case 64: return launch_typed<T, 64>(p, options);
-    case 128: return launch_typed<T, 128>(p, options);
-    case 256: return launch_typed<T, 256>(p, options);
+    case 64: return launch_typed<T, 64>(p, info, options);
+    case 128: return launch_typed<T, 128>(p, info, options);
+    case 256: return launch_typed<T, 256>(p, info, options);
   }
   return Status::unsupported("decode_attention: head_dim " + std::to_string(head_dim) + " is not compiled");
 }
@@ -130,13 +133,17 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
 Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
   if (ctas == nullptr) return Status::invalid_argument("decode_attention_ctas_per_wave: ctas is null");
   *ctas = 0;
-  switch (head_dim) {  // occupancy is the same for both dtypes (same registers and shared memory)
-    case 64: return Producer<__nv_bfloat16, 64>::ctas_per_wave(ctas);
-    case 128: return Producer<__nv_bfloat16, 128>::ctas_per_wave(ctas);
-    case 256: return Producer<__nv_bfloat16, 256>::ctas_per_wave(ctas);
+  if (head_dim != 64 && head_dim != 128 && head_dim != 256) {  // before any CUDA call
+    return Status::invalid_argument("decode_attention_ctas_per_wave: head_dim " + std::to_string(head_dim) +
+                                    " is not one of 64, 128, 256");
   }
-  return Status::invalid_argument("decode_attention_ctas_per_wave: head_dim " + std::to_string(head_dim) +
-                                  " is not one of 64, 128, 256");
+  DeviceInfo info;
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  switch (head_dim) {  // occupancy is the same for both dtypes (same registers and shared memory)
+    case 64: return Producer<__nv_bfloat16, 64>::ctas_per_wave(info, ctas);
+    case 128: return Producer<__nv_bfloat16, 128>::ctas_per_wave(info, ctas);
+    default: return Producer<__nv_bfloat16, 256>::ctas_per_wave(info, ctas);
+  }
 }
 
 Status decode_attention_supported(DecodeAttentionArgs const& args) {
@@ -204,8 +211,10 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
   BATON_RETURN_IF_ERROR(attention::validate(a, &s));
   BATON_RETURN_IF_ERROR(attention::validate_workspace(a, s, workspace));
   AttentionParams const p = attention::make_params(a, s, workspace);
-  return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, options)
-                                        : launch_dtype<__half>(p, s.head_dim, options);
+  DeviceInfo info;  // one device query per call (the launches below repeat only cudaGetDevice)
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, info, options)
+                                        : launch_dtype<__half>(p, s.head_dim, info, options);
 }
 
 }  // namespace baton

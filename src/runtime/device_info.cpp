@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "baton/device_info.h"
+#include "runtime/thread_memo.h"
 
 namespace baton {
 namespace {
@@ -42,15 +43,22 @@ Status get_device_info(DeviceInfo* info, int device) {
     cudaError_t err = cudaGetDevice(&device);
     if (err != cudaSuccess) return Status::cuda_error(std::string("cudaGetDevice: ") + cudaGetErrorString(err));
   }
+  thread_local detail::ThreadMemo<int, DeviceInfo> memo;  // no lock after the first call on a thread
+  if (DeviceInfo const* hit = memo.find(device)) {
+    *info = *hit;
+    return Status::ok();
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   if (device < static_cast<int>(g_cache.size()) && g_cache[device].device == device) {
     *info = g_cache[device];
+    memo.put(device, *info);
     return Status::ok();
   }
   DeviceInfo fresh;
   BATON_RETURN_IF_ERROR(query(device, &fresh));
   if (device >= static_cast<int>(g_cache.size())) g_cache.resize(device + 1);
   g_cache[device] = fresh;
+  memo.put(device, fresh);
   *info = fresh;
   return Status::ok();
 }

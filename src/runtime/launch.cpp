@@ -1,5 +1,6 @@
 #include "runtime/launch.h"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "baton/device_info.h"
+#include "runtime/thread_memo.h"
 
 namespace baton {
 
@@ -29,23 +31,89 @@ Status cuda_status(cudaError_t err, char const* what, char const* kernel) {
   return Status::cuda_error(std::string(what) + " for " + kernel + ": " + cudaGetErrorString(err));
 }
 
-// binaryVersion of each (device, kernel) pair, queried once.
-Status binary_version(int device, void const* func, char const* name, int* version) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, void const*>, int> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(device, func);
-  auto it = cache.find(key);
-  if (it != cache.end()) {
-    *version = it->second;
+using KernelKey = std::pair<int, void const*>;  // (device, kernel)
+
+// cuLaunchKernelEx of the driver that cudart loaded, found once through the runtime (no link
+// dependency on libcuda); null when the driver does not export it. Launching through it with
+// the kernel's driver handle skips the runtime's per-launch lookup of the kernel: 0.45-0.55
+// us less host time per two launches on the H200 machines (docs/benchmarking.md, host cost
+// per call), which is what an eager caller pays.
+using DriverLaunch = CUresult (*)(CUlaunchConfig const*, CUfunction, void**, void**);
+DriverLaunch driver_launch() {
+  static DriverLaunch const fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();  // not an error of the caller's: the runtime launch is used instead
+      return DriverLaunch{nullptr};
+    }
+    return reinterpret_cast<DriverLaunch>(p);
+  }();
+  return fn;
+}
+
+// What a launch needs to know of a kernel on a device, read once per (device, kernel).
+struct KernelFacts {
+  int binary_version = 0;       // cudaFuncGetAttributes: the PDL gate needs sm_90+ code
+  CUfunction handle = nullptr;  // the driver's handle (cudaGetFuncBySymbol); null: runtime launch
+};
+
+Status kernel_facts(int device, void const* func, char const* name, KernelFacts* facts) {
+  thread_local ThreadMemo<KernelKey, KernelFacts> memo;
+  KernelKey const key{device, func};
+  if (KernelFacts const* hit = memo.find(key)) {
+    *facts = *hit;
     return Status::ok();
   }
-  cudaFuncAttributes attr{};
-  cudaError_t err = cudaFuncGetAttributes(&attr, func);
-  if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", name);
-  cache.emplace(key, attr.binaryVersion);
-  *version = attr.binaryVersion;
+  static std::mutex mutex;
+  static std::map<KernelKey, KernelFacts> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    cudaFuncAttributes attr{};
+    cudaError_t err = cudaFuncGetAttributes(&attr, func);
+    if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", name);
+    KernelFacts fresh;
+    fresh.binary_version = attr.binaryVersion;
+    cudaFunction_t handle = nullptr;
+    if (driver_launch() != nullptr) {
+      if (cudaGetFuncBySymbol(&handle, func) == cudaSuccess) {
+        fresh.handle = reinterpret_cast<CUfunction>(handle);
+      } else {
+        cudaGetLastError();  // the runtime launch is used instead
+      }
+    }
+    it = cache.emplace(key, fresh).first;
+  }
+  memo.put(key, it->second);
+  *facts = it->second;
   return Status::ok();
+}
+
+// The PDL gates of launch.h, given the kernel's facts (read only when the options and the
+// kernel allow PDL at all).
+Status decide_pdl(int device, void const* func, KernelTraits const& traits, LaunchOptions const& options,
+                  KernelFacts const* known, bool* use_pdl) {
+  *use_pdl = false;
+  if (options.pdl == PdlMode::kOff || pdl_disabled_by_env() || !traits.waits_on_prior_grid) {
+    return Status::ok();
+  }
+  DeviceInfo info;
+  BATON_RETURN_IF_ERROR(get_device_info(&info, device));
+  if (info.compute_capability() < 90) return Status::ok();
+  KernelFacts facts;
+  if (known == nullptr) {
+    BATON_RETURN_IF_ERROR(kernel_facts(device, func, traits.name, &facts));
+    known = &facts;
+  }
+  *use_pdl = known->binary_version >= 90;
+  return Status::ok();
+}
+
+Status current_device(char const* name, int* device) {
+  cudaError_t err = cudaGetDevice(device);
+  return err == cudaSuccess ? Status::ok() : cuda_status(err, "cudaGetDevice", name);
 }
 
 }  // namespace
@@ -53,36 +121,45 @@ Status binary_version(int device, void const* func, char const* name, int* versi
 Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int threads, size_t smem_bytes,
                             int* ctas) {
   int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return cuda_status(err, "cudaGetDevice", traits.name);
+  BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
+  using Key = std::tuple<int, void const*, int, size_t>;
+  Key const key{device, func, threads, smem_bytes};
+  thread_local ThreadMemo<Key, int> memo;
+  if (int const* hit = memo.find(key)) {
+    *ctas = *hit;
+    return Status::ok();
+  }
   static std::mutex mutex;
-  static std::map<std::tuple<int, void const*, int, size_t>, int> cache;
+  static std::map<Key, int> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_tuple(device, func, threads, smem_bytes);
   auto it = cache.find(key);
   if (it == cache.end()) {
     int n = 0;
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, func, threads, smem_bytes);
+    cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, func, threads, smem_bytes);
     if (err != cudaSuccess) return cuda_status(err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", traits.name);
     it = cache.emplace(key, n < 1 ? 1 : n).first;
   }
+  memo.put(key, it->second);
   *ctas = it->second;
   return Status::ok();
 }
 
 Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t bytes) {
   int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return cuda_status(err, "cudaGetDevice", traits.name);
+  BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
+  KernelKey const key{device, func};
+  thread_local ThreadMemo<KernelKey, size_t> memo;  // a limit raised by any thread stays raised
+  if (size_t const* hit = memo.find(key); hit != nullptr && *hit >= bytes) return Status::ok();
   static std::mutex mutex;
-  static std::map<std::pair<int, void const*>, size_t> done;
+  static std::map<KernelKey, size_t> done;
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(device, func);
   auto it = done.find(key);
-  if (it != done.end() && it->second >= bytes) return Status::ok();
-  err = cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (err != cudaSuccess) return cuda_status(err, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", traits.name);
-  done[key] = bytes;
+  if (it == done.end() || it->second < bytes) {
+    cudaError_t err = cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (err != cudaSuccess) return cuda_status(err, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", traits.name);
+    it = done.insert_or_assign(key, bytes).first;
+  }
+  memo.put(key, it->second);
   return Status::ok();
 }
 
@@ -90,41 +167,63 @@ Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions 
                     bool* use_pdl) {
   *use_pdl = false;
   if (options.pdl == PdlMode::kOff || pdl_disabled_by_env() || !traits.waits_on_prior_grid) {
-    return Status::ok();
+    return Status::ok();  // before any CUDA call
   }
-  DeviceInfo info;
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
-  if (info.compute_capability() < 90) return Status::ok();
-  int version = 0;
-  BATON_RETURN_IF_ERROR(binary_version(info.device, func, traits.name, &version));
-  *use_pdl = version >= 90;
-  return Status::ok();
+  int device = 0;
+  BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
+  return decide_pdl(device, func, traits, options, nullptr, use_pdl);
 }
 
 Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig const& config,
                      void** args, LaunchOptions const& options) {
+  int device = 0;
+  BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
+  KernelFacts facts;
+  BATON_RETURN_IF_ERROR(kernel_facts(device, func, traits.name, &facts));
   bool use_pdl = false;
-  BATON_RETURN_IF_ERROR(pdl_decision(func, traits, options, &use_pdl));
+  BATON_RETURN_IF_ERROR(decide_pdl(device, func, traits, options, &facts, &use_pdl));
 
-  cudaLaunchAttribute attrs[1];
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = config.grid;
-  cfg.blockDim = config.block;
-  cfg.dynamicSmemBytes = config.smem_bytes;
-  cfg.stream = options.stream;
-  cfg.attrs = attrs;
-  cfg.numAttrs = 0;
-  if (use_pdl) {
-    attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.numAttrs = 1;
+  bool launched = false;
+  if (facts.handle != nullptr) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = config.grid.x;
+    cfg.gridDimY = config.grid.y;
+    cfg.gridDimZ = config.grid.z;
+    cfg.blockDimX = config.block.x;
+    cfg.blockDimY = config.block.y;
+    cfg.blockDimZ = config.block.z;
+    cfg.sharedMemBytes = static_cast<unsigned>(config.smem_bytes);
+    cfg.hStream = reinterpret_cast<CUstream>(options.stream);
+    cfg.attrs = &attr;
+    cfg.numAttrs = use_pdl ? 1 : 0;
+    // A driver error (e.g. a stream of another device) enqueues nothing: the runtime launch
+    // below then reports it in the runtime's terms, or succeeds.
+    launched = driver_launch()(&cfg, facts.handle, args, nullptr) == CUDA_SUCCESS;
   }
-  cudaError_t err = cudaLaunchKernelExC(&cfg, func, args);
-  if (err != cudaSuccess) return cuda_status(err, "cudaLaunchKernelEx", traits.name);
+  if (!launched) {
+    cudaLaunchAttribute attrs[1];
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = config.grid;
+    cfg.blockDim = config.block;
+    cfg.dynamicSmemBytes = config.smem_bytes;
+    cfg.stream = options.stream;
+    cfg.attrs = attrs;
+    cfg.numAttrs = 0;
+    if (use_pdl) {
+      attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attrs[0].val.programmaticStreamSerializationAllowed = 1;
+      cfg.numAttrs = 1;
+    }
+    cudaError_t err = cudaLaunchKernelExC(&cfg, func, args);
+    if (err != cudaSuccess) return cuda_status(err, "cudaLaunchKernelEx", traits.name);
+  }
 
 #if defined(BATON_DEBUG_SYNC)
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  err = cudaStreamIsCapturing(options.stream, &capture);
+  cudaError_t err = cudaStreamIsCapturing(options.stream, &capture);
   if (err != cudaSuccess) return cuda_status(err, "cudaStreamIsCapturing", traits.name);
   if (capture == cudaStreamCaptureStatusNone) {
     err = cudaStreamSynchronize(options.stream);

@@ -6,6 +6,7 @@
 
 #include "baton/baton.h"
 #include "runtime/launch.h"
+#include "runtime/thread_memo.h"
 
 namespace baton {
 namespace {
@@ -48,6 +49,24 @@ TEST(TensorView, ContiguousStridesAndDescribe) {
   EXPECT_FALSE(s.is_contiguous());
   EXPECT_EQ(dtype_bytes(DType::kBFloat16), 2u);
   EXPECT_FALSE(TensorView{}.defined());
+}
+
+TEST(ThreadMemo, FindsWhatWasPutAndReplacesTheOldestWhenFull) {
+  detail::ThreadMemo<int, int, 4> memo;
+  EXPECT_EQ(memo.find(1), nullptr);
+  for (int k = 0; k < 4; ++k) memo.put(k, 10 * k);
+  for (int k = 0; k < 4; ++k) {
+    ASSERT_NE(memo.find(k), nullptr) << k;
+    EXPECT_EQ(*memo.find(k), 10 * k);
+  }
+  memo.put(7, 70);  // full: replaces key 0, the oldest
+  EXPECT_EQ(memo.find(0), nullptr);
+  ASSERT_NE(memo.find(7), nullptr);
+  EXPECT_EQ(*memo.find(7), 70);
+  memo.put(8, 80);  // then key 1
+  EXPECT_EQ(memo.find(1), nullptr);
+  EXPECT_EQ(*memo.find(2), 20);
+  EXPECT_EQ(*memo.find(8), 80);
 }
 
 __attribute__((noinline)) void not_a_kernel() {}
