@@ -24,8 +24,10 @@ memcheck_rc=$?
 for b in "${benches[@]}"; do
   build/release/bench/baton-bench "$b" --json "$out/bench_$b.jsonl" > "$out/bench_$b.txt" 2>&1
 done
+[[ " ${benches[*]} " == *" attention "* ]] && build/release/bench/baton-host-cost > "$out/host_cost.txt" 2>&1
 
 for b in "${benches[@]}"; do echo "== bench $b"; grep -vE "pools, splits|^$" "$out/bench_$b.txt"; done
+[ -f "$out/host_cost.txt" ] && { echo "== host cost per eager call (baton-host-cost)"; cat "$out/host_cost.txt"; }
 echo "== ctest (rc $test_rc)"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | head -30
 echo "== memcheck (rc $memcheck_rc)"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck.log" | tail -3
 echo "== gpu (the uuid tells machines apart: some show a PDL cost at 64x4K / 128x2K, others not)"; tail -1 "$out/gpu.txt"
