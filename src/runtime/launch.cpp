@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -33,30 +34,48 @@ Status cuda_status(cudaError_t err, char const* what, char const* kernel) {
 
 using KernelKey = std::pair<int, void const*>;  // (device, kernel)
 
-// cuLaunchKernelEx of the driver that cudart loaded, found once through the runtime (no link
-// dependency on libcuda); null when the driver does not export it. Launching through it with
-// the kernel's driver handle skips the runtime's per-launch lookup of the kernel: 0.45-0.55
-// us less host time per two launches on the H200 machines (docs/benchmarking.md, host cost
-// per call), which is what an eager caller pays.
+// A driver entry point of the driver that cudart loaded (no link dependency on libcuda), or
+// null. The runtime's error state is cleared only if the query itself failed.
+void* driver_entry(char const* name) {
+#if CUDART_VERSION >= 12050
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) != cudaSuccess) {
+    cudaGetLastError();  // not an error of the caller's: the runtime launch is used instead
+    return nullptr;
+  }
+  return found == cudaDriverEntryPointSuccess ? p : nullptr;
+#else
+  (void)name;
+  return nullptr;  // older toolkits: runtime launches only
+#endif
+}
+
+// cuLaunchKernelEx, launched with the kernel's context-free handle (cudaGetKernel; the
+// driver takes the context from the stream): this skips the runtime's per-launch lookup of
+// the kernel, 0.3-0.55 us less host time per two launches on the H200 machines
+// (baton-host-cost, docs/benchmarking.md "host cost per call"), which an eager caller pays.
 using DriverLaunch = CUresult (*)(CUlaunchConfig const*, CUfunction, void**, void**);
 DriverLaunch driver_launch() {
-  static DriverLaunch const fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();  // not an error of the caller's: the runtime launch is used instead
-      return DriverLaunch{nullptr};
-    }
-    return reinterpret_cast<DriverLaunch>(p);
-  }();
+  static DriverLaunch const fn = reinterpret_cast<DriverLaunch>(driver_entry("cuLaunchKernelEx"));
   return fn;
+}
+// Cleared when a launch that the driver refused succeeds through the runtime: from then on
+// every launch takes the runtime's path, never two attempts per launch.
+std::atomic<bool> g_driver_path{true};
+
+std::string driver_error(CUresult r) {
+  using Name = CUresult (*)(CUresult, char const**);
+  static Name const name_of = reinterpret_cast<Name>(driver_entry("cuGetErrorName"));
+  char const* name = nullptr;
+  if (name_of != nullptr) name_of(r, &name);
+  return "CUDA driver error " + std::to_string(static_cast<int>(r)) + (name != nullptr ? std::string(" ") + name : "");
 }
 
 // What a launch needs to know of a kernel on a device, read once per (device, kernel).
 struct KernelFacts {
   int binary_version = 0;       // cudaFuncGetAttributes: the PDL gate needs sm_90+ code
-  CUfunction handle = nullptr;  // the driver's handle (cudaGetFuncBySymbol); null: runtime launch
+  CUfunction handle = nullptr;  // the kernel's context-free handle (cudaGetKernel); null: runtime launch
 };
 
 Status kernel_facts(int device, void const* func, char const* name, KernelFacts* facts) {
@@ -76,14 +95,16 @@ Status kernel_facts(int device, void const* func, char const* name, KernelFacts*
     if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", name);
     KernelFacts fresh;
     fresh.binary_version = attr.binaryVersion;
-    cudaFunction_t handle = nullptr;
+#if CUDART_VERSION >= 12050
     if (driver_launch() != nullptr) {
-      if (cudaGetFuncBySymbol(&handle, func) == cudaSuccess) {
-        fresh.handle = reinterpret_cast<CUfunction>(handle);
+      cudaKernel_t kernel = nullptr;
+      if (cudaGetKernel(&kernel, func) == cudaSuccess) {
+        fresh.handle = reinterpret_cast<CUfunction>(kernel);  // cuLaunchKernelEx takes a CUkernel cast so
       } else {
         cudaGetLastError();  // the runtime launch is used instead
       }
     }
+#endif
     it = cache.emplace(key, fresh).first;
   }
   memo.put(key, it->second);
@@ -174,6 +195,8 @@ Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions 
   return decide_pdl(device, func, traits, options, nullptr, use_pdl);
 }
 
+bool driver_launch_in_use() { return driver_launch() != nullptr && g_driver_path.load(std::memory_order_relaxed); }
+
 Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig const& config,
                      void** args, LaunchOptions const& options) {
   int device = 0;
@@ -184,7 +207,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   BATON_RETURN_IF_ERROR(decide_pdl(device, func, traits, options, &facts, &use_pdl));
 
   bool launched = false;
-  if (facts.handle != nullptr) {
+  if (facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed)) {
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attr.value.programmaticStreamSerializationAllowed = 1;
@@ -199,10 +222,19 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
     cfg.hStream = reinterpret_cast<CUstream>(options.stream);
     cfg.attrs = &attr;
     cfg.numAttrs = use_pdl ? 1 : 0;
-    // A driver error (e.g. a stream of another device) enqueues nothing: the runtime launch
-    // below then reports it in the runtime's terms, or succeeds.
-    launched = driver_launch()(&cfg, facts.handle, args, nullptr) == CUDA_SUCCESS;
+    CUresult const r = driver_launch()(&cfg, facts.handle, args, nullptr);
+    launched = r == CUDA_SUCCESS;
+    if (!launched) {
+      // While the stream captures, a refused launch may already have invalidated the capture:
+      // report the driver's error, not the runtime's retry. Otherwise the runtime launch below
+      // runs and reports in the runtime's terms; if it succeeds, the driver path is dropped.
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(options.stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+        return Status::cuda_error(std::string("cuLaunchKernelEx for ") + traits.name + ": " + driver_error(r));
+      }
+    }
   }
+  bool const retried = !launched && facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed);
   if (!launched) {
     cudaLaunchAttribute attrs[1];
     cudaLaunchConfig_t cfg{};
@@ -219,6 +251,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
     }
     cudaError_t err = cudaLaunchKernelExC(&cfg, func, args);
     if (err != cudaSuccess) return cuda_status(err, "cudaLaunchKernelEx", traits.name);
+    if (retried) g_driver_path.store(false, std::memory_order_relaxed);
   }
 
 #if defined(BATON_DEBUG_SYNC)

@@ -40,6 +40,11 @@ Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int th
 // Raises the kernel's dynamic shared memory limit to `bytes` (once per device and kernel).
 Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t bytes);
 
+// Whether launches go through the driver's cuLaunchKernelEx (launch.cpp): the toolkit and
+// driver provide it and no launch has yet been refused by it and then accepted by the
+// runtime (which drops the driver path for the rest of the process).
+bool driver_launch_in_use();
+
 // Launches `func` with `args` (an array of pointers to each kernel argument).
 Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig const& config,
                      void** args, LaunchOptions const& options);

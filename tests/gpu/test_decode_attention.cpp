@@ -11,6 +11,7 @@
 #include "baton/attention.h"
 #include "baton/device_info.h"
 #include "common/gpu.h"
+#include "runtime/launch.h"
 #include "gpu/attention_case.h"
 
 namespace baton::test {
@@ -213,6 +214,22 @@ TEST_F(DecodeAttention, HeadDimsAndDtypes) {
       check(s);
     }
   }
+}
+
+// The launch helper's driver path (cuLaunchKernelEx with the kernels' context-free handles)
+// takes every launch: the producers with 50, 100 and 200 KB of dynamic shared memory (the
+// limit is raised through the runtime), and the reducers. A launch the driver refused and
+// the runtime accepted would have dropped the driver path, here or in any earlier test.
+TEST_F(DecodeAttention, LaunchesGoThroughTheDriver) {
+  for (int d : {64, 128, 256}) {
+    SCOPED_TRACE("head_dim " + std::to_string(d));
+    AttnShape s;
+    s.lens = {1000, 77};
+    s.head_dim = d;
+    s.max_splits = 4;
+    check(s);
+  }
+  EXPECT_TRUE(detail::driver_launch_in_use());
 }
 
 TEST_F(DecodeAttention, AllPageSizes) {
