@@ -53,7 +53,7 @@ void* driver_entry(char const* name) {
 
 // cuLaunchKernelEx, launched with the kernel's context-free handle (cudaGetKernel; the
 // driver takes the context from the stream): this skips the runtime's per-launch lookup of
-// the kernel, 0.3-0.55 us less host time per two launches on the H200 machines
+// the kernel, 0.2-0.55 us less host time per two launches on the H200 machines
 // (baton-host-cost, docs/benchmarking.md "host cost per call"), which an eager caller pays.
 using DriverLaunch = CUresult (*)(CUlaunchConfig const*, CUfunction, void**, void**);
 DriverLaunch driver_launch() {
