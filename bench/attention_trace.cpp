@@ -19,7 +19,8 @@ namespace {
 constexpr int kSmSlot = 11;  // the producer CTA's SM (%smid + 1), not a time
 constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "items",     "q+ids",
                                                         "tile0",  "kv loop", "stored",    "exit",
-                                                        "ids req", "tiles req", "warps merged", ""};
+                                                        "ids req", "tiles req", "warps merged", "",
+                                                        "quarter", "half", "3 quarters", "tile0 math"};
 
 // BATON_TRACE_CSV=FILE: every producer CTA's marks appended to FILE, one line per CTA:
 // "what",cta,sm, then slots 0..10 and 12..15 in ns after t0 (empty: not written; 12..14: warp 0
@@ -51,7 +52,9 @@ constexpr char const* kReducerMarks[trace::kSlots] = {"entry", "waited", "merged
 constexpr int kReducerOrder[trace::kSlots] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "merged"};
 // The producer's marks in the order a CTA passes them, for the per-CTA cycle counts.
-constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 5, 10, 6, 7};
+// 12..14: warp 0 at a quarter, half, three quarters of its tiles (at 2 tiles: "half" and "3
+// quarters" are tile 1 landed); 15: tile 0's math issued.
+constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 15, 12, 13, 14, 5, 10, 6, 7};
 
 // Per mark: min / median / max over the CTAs that wrote it, in us after t0.
 void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0,

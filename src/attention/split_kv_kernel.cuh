@@ -580,6 +580,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       ldmatrix_x4_trans(va, v_tile + kv_smem<D>((lm / 2) * 8 + li, 2 * m + lm % 2));
       MmaOp<T>::run(ot[m], va, pb0, pb1);
     }
+    if (j == 0) BATON_MARK(0, 15);  // trace: tile 0's math issued (its P.V mma in flight)
     next_tile(j);
   }
   loop_done();
@@ -715,6 +716,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       MmaOp<T>::run(o[ot], pa, vb[0], vb[1]);
       MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
     }
+    if (j == 0) BATON_MARK(0, 15);  // trace: tile 0's math issued (its P.V mma in flight)
     next_tile(j);
   }
   loop_done();
