@@ -24,7 +24,8 @@ memcheck_rc=$?
 for b in "${benches[@]}"; do
   build/release/bench/baton-bench "$b" --json "$out/bench_$b.jsonl" > "$out/bench_$b.txt" 2>&1
 done
-[[ " ${benches[*]} " == *" attention "* ]] && build/release/bench/baton-host-cost > "$out/host_cost.txt" 2>&1
+[[ " ${benches[*]} " == *" attention "* && -x build/release/bench/baton-host-cost ]] &&
+  build/release/bench/baton-host-cost > "$out/host_cost.txt" 2>&1
 
 for b in "${benches[@]}"; do echo "== bench $b"; grep -vE "pools, splits|^$" "$out/bench_$b.txt"; done
 [ -f "$out/host_cost.txt" ] && { echo "== host cost per eager call (baton-host-cost)"; cat "$out/host_cost.txt"; }

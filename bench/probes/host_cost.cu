@@ -9,8 +9,9 @@
 // stream never full): decode_attention at 1x1K (bf16, 32/8 heads, head_dim 128, page 64,
 // 8 splits, PDL on: producer + reducer), its validation alone (decode_attention_supported),
 // two bare PDL launches of an empty kernel with a 256-byte parameter through the runtime
-// (cudaLaunchKernelExC) and through the driver (cuLaunchKernelEx, the library's path). Then
-// the GPU time per call of an eager loop (events around 200 calls).
+// (cudaLaunchKernelExC) and through the driver (cuLaunchKernelEx with the kernel's context-free
+// handle, the library's path; CUDA >= 12.5, which the build checks). Then the GPU time per
+// call of an eager loop (events around 200 calls).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -141,8 +142,8 @@ int main(int argc, char** argv) {
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult found{};
   cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &entry, 12000, cudaEnableDefault, &found);
-  cudaFunction_t handle = nullptr;
-  cudaGetFuncBySymbol(&handle, reinterpret_cast<void const*>(empty_kernel));
+  cudaKernel_t handle = nullptr;  // context-free, as the library launches
+  cudaGetKernel(&handle, reinterpret_cast<void const*>(empty_kernel));
   if (entry == nullptr || handle == nullptr) {
     std::fprintf(stderr, "no driver entry point or kernel handle\n");
     return 1;

@@ -72,6 +72,30 @@ std::string driver_error(CUresult r) {
   return "CUDA driver error " + std::to_string(static_cast<int>(r)) + (name != nullptr ? std::string(" ") + name : "");
 }
 
+// A fact computed once per key by `compute(Value*)` (a Status) and never changed after: a
+// per-thread copy in front of a shared, locked map. Each call site's lambda is its own type,
+// so each site has its own caches.
+template <class Key, class Value, class Compute>
+Status cached(Key const& key, Value* out, Compute const& compute) {
+  thread_local ThreadMemo<Key, Value> memo;
+  if (Value const* hit = memo.find(key)) {
+    *out = *hit;
+    return Status::ok();
+  }
+  static std::mutex mutex;
+  static std::map<Key, Value> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Value fresh{};
+    BATON_RETURN_IF_ERROR(compute(&fresh));
+    it = cache.emplace(key, fresh).first;
+  }
+  memo.put(key, it->second);
+  *out = it->second;
+  return Status::ok();
+}
+
 // What a launch needs to know of a kernel on a device, read once per (device, kernel).
 struct KernelFacts {
   int binary_version = 0;       // cudaFuncGetAttributes: the PDL gate needs sm_90+ code
@@ -79,56 +103,36 @@ struct KernelFacts {
 };
 
 Status kernel_facts(int device, void const* func, char const* name, KernelFacts* facts) {
-  thread_local ThreadMemo<KernelKey, KernelFacts> memo;
-  KernelKey const key{device, func};
-  if (KernelFacts const* hit = memo.find(key)) {
-    *facts = *hit;
-    return Status::ok();
-  }
-  static std::mutex mutex;
-  static std::map<KernelKey, KernelFacts> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
+  return cached(KernelKey{device, func}, facts, [&](KernelFacts* fresh) {
     cudaFuncAttributes attr{};
     cudaError_t err = cudaFuncGetAttributes(&attr, func);
     if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", name);
-    KernelFacts fresh;
-    fresh.binary_version = attr.binaryVersion;
+    fresh->binary_version = attr.binaryVersion;
 #if CUDART_VERSION >= 12050
     if (driver_launch() != nullptr) {
       cudaKernel_t kernel = nullptr;
       if (cudaGetKernel(&kernel, func) == cudaSuccess) {
-        fresh.handle = reinterpret_cast<CUfunction>(kernel);  // cuLaunchKernelEx takes a CUkernel cast so
+        fresh->handle = reinterpret_cast<CUfunction>(kernel);  // cuLaunchKernelEx takes a CUkernel cast so
       } else {
         cudaGetLastError();  // the runtime launch is used instead
       }
     }
 #endif
-    it = cache.emplace(key, fresh).first;
-  }
-  memo.put(key, it->second);
-  *facts = it->second;
-  return Status::ok();
+    return Status::ok();
+  });
 }
 
-// The PDL gates of launch.h, given the kernel's facts (read only when the options and the
-// kernel allow PDL at all).
-Status decide_pdl(int device, void const* func, KernelTraits const& traits, LaunchOptions const& options,
-                  KernelFacts const* known, bool* use_pdl) {
-  *use_pdl = false;
-  if (options.pdl == PdlMode::kOff || pdl_disabled_by_env() || !traits.waits_on_prior_grid) {
-    return Status::ok();
-  }
+// PDL gates 1-3 of launch.h: the options, the kill switch, the kernel's declared wait. No
+// CUDA call.
+bool pdl_requested(KernelTraits const& traits, LaunchOptions const& options) {
+  return options.pdl != PdlMode::kOff && !pdl_disabled_by_env() && traits.waits_on_prior_grid;
+}
+
+// Gates 4 and 5: an sm_90+ device and kernel binary.
+Status pdl_supported(int device, KernelFacts const& facts, bool* use_pdl) {
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info, device));
-  if (info.compute_capability() < 90) return Status::ok();
-  KernelFacts facts;
-  if (known == nullptr) {
-    BATON_RETURN_IF_ERROR(kernel_facts(device, func, traits.name, &facts));
-    known = &facts;
-  }
-  *use_pdl = known->binary_version >= 90;
+  *use_pdl = info.compute_capability() >= 90 && facts.binary_version >= 90;
   return Status::ok();
 }
 
@@ -143,26 +147,13 @@ Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int th
                             int* ctas) {
   int device = 0;
   BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
-  using Key = std::tuple<int, void const*, int, size_t>;
-  Key const key{device, func, threads, smem_bytes};
-  thread_local ThreadMemo<Key, int> memo;
-  if (int const* hit = memo.find(key)) {
-    *ctas = *hit;
-    return Status::ok();
-  }
-  static std::mutex mutex;
-  static std::map<Key, int> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
+  return cached(std::make_tuple(device, func, threads, smem_bytes), ctas, [&](int* fresh) {
     int n = 0;
     cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, func, threads, smem_bytes);
     if (err != cudaSuccess) return cuda_status(err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", traits.name);
-    it = cache.emplace(key, n < 1 ? 1 : n).first;
-  }
-  memo.put(key, it->second);
-  *ctas = it->second;
-  return Status::ok();
+    *fresh = n < 1 ? 1 : n;
+    return Status::ok();
+  });
 }
 
 Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t bytes) {
@@ -187,12 +178,12 @@ Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t b
 Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions const& options,
                     bool* use_pdl) {
   *use_pdl = false;
-  if (options.pdl == PdlMode::kOff || pdl_disabled_by_env() || !traits.waits_on_prior_grid) {
-    return Status::ok();  // before any CUDA call
-  }
+  if (!pdl_requested(traits, options)) return Status::ok();  // before any CUDA call
   int device = 0;
   BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
-  return decide_pdl(device, func, traits, options, nullptr, use_pdl);
+  KernelFacts facts;
+  BATON_RETURN_IF_ERROR(kernel_facts(device, func, traits.name, &facts));
+  return pdl_supported(device, facts, use_pdl);
 }
 
 bool driver_launch_in_use() { return driver_launch() != nullptr && g_driver_path.load(std::memory_order_relaxed); }
@@ -204,7 +195,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   KernelFacts facts;
   BATON_RETURN_IF_ERROR(kernel_facts(device, func, traits.name, &facts));
   bool use_pdl = false;
-  BATON_RETURN_IF_ERROR(decide_pdl(device, func, traits, options, &facts, &use_pdl));
+  if (pdl_requested(traits, options)) BATON_RETURN_IF_ERROR(pdl_supported(device, facts, &use_pdl));
 
   bool launched = false;
   if (facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed)) {
