@@ -907,55 +907,77 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   bool waited = !p.early_reads;
   if (waited) producer_wait<kWait>(p);
   if (waited) BATON_MARK(0, 1);
-  if (p.batch <= kFewRequests) {
-    // Few requests: warp 0 reads request `lane`'s split count and length and scans the counts
-    // (no CTA prefix sum, no list); one barrier hands the 32 values to every warp, so all
-    // warps loop over the same items even if the inputs were (against the contract) being
-    // written meanwhile. Item ordinal k belongs to the first request whose items reach past
-    // k (ballot): the same ordinals c, c + G, ... as find_items.
-    int const lane = threadIdx.x % 32;
+  // The CTA's items come from one of two searches, but go through one call site of
+  // attend_split: each call site inlines the whole item (page ids, fill, KV loop, merge), and
+  // two of them (one per search) doubled the kernel's code (116 -> 66 KB at head_dim 128), which
+  // small shapes, running it once per call, pay in instruction fetch (docs/benchmarking.md,
+  // thirteenth session: 1x1K 6.67 -> 6.36 us in graphs, 10.95 -> 10.50 cold).
+  // - Few requests (batch <= kFewRequests): warp 0 reads request `lane`'s split count and
+  //   length and scans the counts (no CTA prefix sum, no list); one barrier hands the 32 values
+  //   to every warp, so all warps loop over the same items even if the inputs were (against
+  //   the contract) being written meanwhile. Item ordinal k belongs to the first request whose
+  //   items reach past k (ballot): the same ordinals c, c + G, ... as find_items.
+  // - More: find_items lists kMaxItems of the CTA's items per pass.
+  bool const few = p.batch <= kFewRequests;
+  int const lane = threadIdx.x % 32;
+  int end = 0, nb = 0, len = 0, total = 0;  // few: request `lane`'s inclusive item end, count, length
+  if (few) {
     if (threadIdx.x < 32) {
       int32_t const raw = lane < p.batch && p.num_kv_splits != nullptr ? p.num_kv_splits[lane] : 0;
-      int32_t const len = lane < p.batch ? p.cache_seqlens[lane] : 0;
-      int const nb = lane < p.batch ? clamp_splits(p, raw) : 0;
-      int end = nb;  // items of requests 0..lane
+      int32_t const l = lane < p.batch ? p.cache_seqlens[lane] : 0;
+      int const cnt = lane < p.batch ? clamp_splits(p, raw) : 0;
+      int e = cnt;  // items of requests 0..lane
 #pragma unroll
       for (int o = 1; o < 32; o <<= 1) {
-        int const up = __shfl_up_sync(0xffffffffu, end, o);
-        if (lane >= o) end += up;
+        int const up = __shfl_up_sync(0xffffffffu, e, o);
+        if (lane >= o) e += up;
       }
-      list.b[lane] = end;  // the list's arrays as scratch: inclusive ends, counts, lengths
-      list.n[lane] = nb;
-      list.len[lane] = len;
+      list.b[lane] = e;  // the list's arrays as scratch: inclusive ends, counts, lengths
+      list.n[lane] = cnt;
+      list.len[lane] = l;
     }
     __syncthreads();
-    int const end = list.b[lane], nb = list.n[lane], len = list.len[lane];
-    int const total = list.b[31];
+    end = list.b[lane];
+    nb = list.n[lane];
+    len = list.len[lane];
+    total = list.b[31];
     BATON_MARK(0, 2);
-    for (int k = c; k < total; k += G) {
-      int const b = __ffs(__ballot_sync(0xffffffffu, end > k)) - 1;
-      int const n = __shfl_sync(0xffffffffu, nb, b);
-      int const split = k - (__shfl_sync(0xffffffffu, end, b) - n);
-      attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, b, split, n,
-                                                  __shfl_sync(0xffffffffu, len, b), !waited, k + G >= total);
-      waited = true;
-      __syncthreads();  // shared memory is reused by the next item
-    }
-  } else {
-  for (int pass = 0;; ++pass) {
-    int const count = find_items(p, c, G, pass, list);
-    if (pass == 0) BATON_MARK(0, 2);
-    for (int k = 0; k < count; ++k) {
+  }
+  int pass = 0, count = 0;  // find_items: passes done, items in the current pass
+  int k = few ? c : 0;      // few: the next item ordinal; else: the next index in the pass
+#pragma unroll 1
+  for (;;) {
+    int b, split, n, l;
+    bool last;  // the CTA's last item (its KV loop triggers the next grid)
+    if (few) {
+      if (k >= total) break;
+      b = __ffs(__ballot_sync(0xffffffffu, end > k)) - 1;
+      n = __shfl_sync(0xffffffffu, nb, b);
+      split = k - (__shfl_sync(0xffffffffu, end, b) - n);
+      l = __shfl_sync(0xffffffffu, len, b);
+      last = k + G >= total;
+      k += G;
+    } else {
+      if (k == count) {
+        if (pass > 0 && count < kMaxItems) break;  // a short pass was the last
+        count = find_items(p, c, G, pass, list);
+        if (pass == 0) BATON_MARK(0, 2);
+        ++pass;
+        k = 0;
+        if (count == 0) break;
+      }
+      b = list.b[k];
+      split = list.split[k];
+      n = list.n[k];
+      l = list.len[k];
       // The last item of a short pass is the CTA's last (a full pass may be followed by an
       // empty one: that CTA triggers at exit).
-      attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, list.b[k], list.split[k],
-                                                  list.n[k], list.len[k], !waited,
-                                                  k + 1 == count && count < kMaxItems);
-      waited = true;
-      __syncthreads();  // shared memory is reused by the next item
+      last = k + 1 == count && count < kMaxItems;
+      ++k;
     }
-    if (count < kMaxItems) break;
-  }
+    attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, b, split, n, l, !waited, last);
+    waited = true;
+    __syncthreads();  // shared memory (and, with find_items, the list) is reused next
   }
   if (!waited) producer_wait<kWait>(p);  // a CTA without items still waits (every path waits)
   BATON_MARK(0, 7);
