@@ -1,0 +1,163 @@
+// Instruction-fetch probe: what running code costs the first time an SM runs it. Small decode
+// shapes run each kernel's code once per call, so this is part of their latency (the producer's
+// code halved by one call site of attend_split: docs/benchmarking.md, thirteenth session).
+// Standalone; not part of the library.
+//
+//   baton-icache-probe
+//
+// One CTA per SM. Warp 0 runs a straight block of N FFMA (8 independent chains: one issue per
+// cycle when the code is cached) twice, timing each pass with clock64: pass 0 fetches the
+// code, pass 1 runs it from the SM's caches. Cases: first launch of a kernel, the same kernel
+// again, after another kernel's code ran, after a 256 MB overwrite of the L2, with warps 1..7
+// streaming global loads meanwhile (the SM's return path busy), and N = 256 / 1024 / 4096
+// (4 / 16 / 64 KB of code). Prints min / median / max cycles over the SMs.
+//
+// Measured on an H200 (thirteenth session, docs/benchmarking.md), median cycles pass 0 / pass 1:
+// 16 KB first launch 2486 / 1025, same kernel again 1083 / 1025, after another 16 KB kernel
+// 1547 / 1025, after the L2 overwrite 2511 / 1025, with the SM streaming 1034 / 1028; 4 KB
+// first launch 608 / 258; 64 KB 12839 / 9925 and again 9890 / 9789. So: cold code costs
+// ~350 cycles plus ~0.09 cycles per byte from L2 (no worse from DRAM, the fetch runs ahead of
+// straight code), an SM's instruction cache keeps a kernel's code between launches but another
+// kernel's code evicts part of it, 64 KB do not fit, and the SM's own data stream does not
+// slow the fetch.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+__device__ __forceinline__ long long clock_now() {
+  long long c;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
+  return c;
+}
+
+// TAG makes distinct kernels of the same size (another kernel's code).
+template <int N, int TAG>
+__global__ void __launch_bounds__(256) code_kernel(float* out, long long* cycles, float4 const* stream, size_t n4,
+                                                  int streaming, float b, float c) {
+  int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  long long const start = clock_now();
+  if (warp > 0) {  // optional load stream on the same SM, ~30 us
+    if (!streaming) return;
+    float acc = 0.f;
+    size_t i = (size_t(blockIdx.x) * 7 + (warp - 1)) * 32 * 8 + lane;
+    size_t const step = size_t(gridDim.x) * 7 * 32 * 8;
+    while (clock_now() - start < 60000) {
+      float4 v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = __ldcg(stream + (i + u * 32) % n4);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) acc += v[u].x + v[u].w;
+      i += step;
+    }
+    if (acc == 12345.f) out[blockIdx.x] = acc;  // keeps the loads
+    return;
+  }
+  if (streaming) {
+    while (clock_now() - start < 8000) {  // let the stream build up first
+    }
+  }
+  float a0 = lane, a1 = lane + 1, a2 = lane + 2, a3 = lane + 3, a4 = lane + 4, a5 = lane + 5, a6 = lane + 6,
+        a7 = lane + 7;
+#pragma unroll 1
+  for (int pass = 0; pass < 2; ++pass) {
+    asm volatile("" : "+f"(a0), "+f"(a1), "+f"(a2), "+f"(a3), "+f"(a4), "+f"(a5), "+f"(a6), "+f"(a7));
+    long long const t0 = clock_now();
+#pragma unroll
+    for (int k = 0; k < N / 8; ++k) {
+      a0 = fmaf(a0, b, c);
+      a1 = fmaf(a1, b, c);
+      a2 = fmaf(a2, b, c);
+      a3 = fmaf(a3, b, c);
+      a4 = fmaf(a4, b, c);
+      a5 = fmaf(a5, b, c);
+      a6 = fmaf(a6, b, c);
+      a7 = fmaf(a7, b, c);
+    }
+    asm volatile("" : "+f"(a0), "+f"(a1), "+f"(a2), "+f"(a3), "+f"(a4), "+f"(a5), "+f"(a6), "+f"(a7));
+    long long const t1 = clock_now();
+    if (lane == 0) cycles[blockIdx.x * 2 + pass] = t1 - t0;
+  }
+  out[blockIdx.x * 32 + lane] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+
+__global__ void overwrite_kernel(float4* buf, size_t n4) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n4; i += size_t(gridDim.x) * blockDim.x) {
+    buf[i] = make_float4(1.f, 2.f, 3.f, float(i));
+  }
+}
+
+#define CHECK(x)                                                                  \
+  do {                                                                            \
+    cudaError_t const e_ = (x);                                                   \
+    if (e_ != cudaSuccess) {                                                      \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));               \
+      return 1;                                                                   \
+    }                                                                             \
+  } while (0)
+
+}  // namespace
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  size_t const n4 = (size_t(1) << 30) / sizeof(float4);  // 1 GiB: streamed, and 256 MB overwritten
+  float4* big = nullptr;
+  float* out = nullptr;
+  long long* cycles = nullptr;
+  CHECK(cudaMalloc(&big, n4 * sizeof(float4)));
+  CHECK(cudaMalloc(&out, size_t(sms) * 32 * sizeof(float)));
+  CHECK(cudaMalloc(&cycles, size_t(sms) * 2 * sizeof(long long)));
+  CHECK(cudaMemset(big, 0, n4 * sizeof(float4)));
+  size_t const smem = 150 * 1024;  // one CTA per SM
+  CHECK(cudaFuncSetAttribute(code_kernel<256, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<1024, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<1024, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<4096, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  std::vector<long long> host(size_t(sms) * 2);
+  auto report = [&](char const* what) -> bool {
+    if (cudaDeviceSynchronize() != cudaSuccess) return false;
+    if (cudaMemcpy(host.data(), cycles, host.size() * sizeof(long long), cudaMemcpyDeviceToHost) != cudaSuccess) {
+      return false;
+    }
+    std::vector<long long> p0, p1;
+    for (int i = 0; i < sms; ++i) {
+      p0.push_back(host[2 * i]);
+      p1.push_back(host[2 * i + 1]);
+    }
+    std::sort(p0.begin(), p0.end());
+    std::sort(p1.begin(), p1.end());
+    std::printf("| %-44s | %6lld / %6lld / %6lld | %6lld / %6lld / %6lld |\n", what, p0[0], p0[sms / 2], p0[sms - 1],
+                p1[0], p1[sms / 2], p1[sms - 1]);
+    return true;
+  };
+  float const b = 1.0001f, c = 0.5f;
+  std::printf("cycles of N FFMA (16 bytes each) run by warp 0 of one CTA per SM; cached: ~N\n");
+  std::printf("| case | pass 0 (fetch) min / median / max | pass 1 (cached) |\n|---|---|---|\n");
+#define RUN(N, TAG, STREAMING, WHAT)                                                      \
+  code_kernel<N, TAG><<<sms, 256, smem>>>(out, cycles, big, n4, STREAMING, b, c);        \
+  if (!report(WHAT)) {                                                                    \
+    std::fprintf(stderr, "%s: %s\n", WHAT, cudaGetErrorString(cudaGetLastError()));      \
+    return 1;                                                                             \
+  }
+  RUN(1024, 0, 0, "16 KB, first launch");
+  RUN(1024, 0, 0, "16 KB, same kernel again");
+  RUN(1024, 1, 0, "another 16 KB kernel, first launch");
+  RUN(1024, 0, 0, "16 KB, after the other kernel ran");
+  overwrite_kernel<<<sms * 4, 512>>>(big, n4 / 4);
+  RUN(1024, 0, 0, "16 KB, after a 256 MB overwrite (L2 cold)");
+  RUN(1024, 0, 1, "16 KB, warps 1-7 streaming loads");
+  RUN(1024, 1, 1, "the other 16 KB kernel again, streaming");
+  RUN(256, 0, 0, "4 KB, first launch");
+  RUN(256, 0, 0, "4 KB, again");
+  RUN(4096, 0, 0, "64 KB, first launch");
+  RUN(4096, 0, 0, "64 KB, again");
+#undef RUN
+  cudaFree(big);
+  cudaFree(out);
+  cudaFree(cycles);
+  return 0;
+}
