@@ -909,11 +909,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   if (waited) BATON_MARK(0, 1);
   // The CTA's items come from one of two searches, but go through one call site of
   // attend_split: each call site inlines the whole item (page ids, fill, KV loop, merge), and
-  // two of them (one per search) doubled the kernel's code (116 -> 66 KB at head_dim 128), which
-  // small shapes, running it once per call, pay in instruction fetch (docs/benchmarking.md,
-  // thirteenth session: 1x1K 6.67 -> 6.36 us in graphs, 10.95 -> 10.50 cold).
+  // two of them (one per search) doubled the kernel's code (116 KB at head_dim 128; 66 KB with
+  // one), which small shapes, running it once per call, pay in instruction fetch
+  // (docs/benchmarking.md, thirteenth session: 1x1K 6.67 -> 6.36 and 6.69 -> 6.32 us in graphs
+  // on two machines, 10.95 -> 10.50 cold).
   // - Few requests (batch <= kFewRequests): warp 0 reads request `lane`'s split count and
-  //   length and scans the counts (no CTA prefix sum, no list); one barrier hands the 32 values
+  //   length and scans the counts (no CTA prefix sum; the list's arrays only as scratch for
+  //   the hand-over); one barrier hands the 32 values
   //   to every warp, so all warps loop over the same items even if the inputs were (against
   //   the contract) being written meanwhile. Item ordinal k belongs to the first request whose
   //   items reach past k (ballot): the same ordinals c, c + G, ... as find_items.
