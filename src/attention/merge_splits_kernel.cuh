@@ -316,6 +316,20 @@ __device__ __forceinline__ void merge_counted_row(AttentionParams const& p, Merg
   BATON_MARK(1, 3);
 }
 
+// The medium and large forms' PDL wait and split count: before the wait with early reads (the
+// caller's assertion, as in the small form), else first thing after it; no loads before it
+// is known. Every thread waits, live or not (a spare warp of the large form's last CTA);
+// returns 1 for a row that is not live (nothing to merge).
+template <bool kWait, int D, int K>
+__device__ __forceinline__ int split_count_after_wait(AttentionParams const& p, MergeRow<D, K> const& r, bool live) {
+  int n = p.early_reads && live ? r.split_count(p) : 0;
+  if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
+  BATON_MARK(1, 1);
+  if (!live) return 1;
+  if (!p.early_reads) n = r.split_count(p);
+  return n;
+}
+
 // The medium form: more than 2 and at most 6 rows per SM (medium_reducer_rows). Batches of
 // a few requests, some of many splits (one 32K request among 15 of 1K; a mix of lengths): a
 // CTA per row, thread d owning dim d, the split count first (no speculative loads), then lse
@@ -330,12 +344,7 @@ __global__ void __launch_bounds__(D, 2048 / D)
   __shared__ WarpWeights<kBatch> weights[D / 32];
   BATON_MARK(1, 0);
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
-  // The split count: before the wait with early reads (the caller's assertion, as in the
-  // small form), else first thing after it; no loads before it is known.
-  int n = p.early_reads ? r.split_count(p) : 0;
-  if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
-  BATON_MARK(1, 1);
-  if (!p.early_reads) n = r.split_count(p);
+  int const n = split_count_after_wait<kWait>(p, r, true);
   if (n == 1) return;  // written by the producer
   merge_counted_row<T, kBatch>(p, r, n, weights[threadIdx.x / 32]);
 }
@@ -387,14 +396,8 @@ __global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
   int64_t const row = blockIdx.x + int64_t(threadIdx.x / 32) * gridDim.x;
   bool const live = row < int64_t(p.batch) * p.q_len * p.num_q_heads;  // the last rows' spare warps
   MergeRow<D, kVec> const r(p, live ? row : 0, lane * kVec);
-  // The split count: before the wait with early reads (the caller's assertion, as in the
-  // small form), else first thing after it; no loads before it is known.
-  int n = p.early_reads && live ? r.split_count(p) : 0;
-  if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data (every warp waits)
-  BATON_MARK(1, 1);
-  if (!live) return;
-  if (!p.early_reads) n = r.split_count(p);
-  if (n == 1) return;  // written by the producer
+  int const n = split_count_after_wait<kWait>(p, r, live);
+  if (n == 1) return;  // written by the producer, or not a row
   merge_counted_row<T, kBatch>(p, r, n, weights[threadIdx.x / 32]);
 }
 
