@@ -115,6 +115,26 @@ TEST_F(DecodeAttention, MoreItemsThanCtasAndSeveralPasses) {
   check(w);
 }
 
+// find_items reads 1024 requests per step (8 per thread): batches past it take several steps,
+// and with several splits per request each CTA takes several passes of 64 items, so every
+// pass but the last ends inside the batch. (8 kv heads and short lengths keep the pool small:
+// its random fill is what a test this size spends its time on.)
+TEST_F(DecodeAttention, ManyRequestsSeveralStepsAndPasses) {
+  std::mt19937_64 rng(4242);
+  for (int batch : {129, 1100}) {
+    AttnShape s;  // 8 kv heads, group 1: ~wave / 8 CTAs per head (66 at head_dim 64)
+    s.num_q_heads = 8;
+    s.num_kv_heads = 8;
+    s.head_dim = 64;
+    s.page_size = 16;
+    s.max_splits = 8;
+    s = ragged(rng, s, batch, 30);
+    check(s);
+    s.splits.clear();  // no num_kv_splits: 8 items per request (1100 x 8 / 66: 3 passes)
+    check(s);
+  }
+}
+
 // Batches of at most 32 requests find their items per warp (ballot over a warp scan), larger
 // ones through the CTA's list: both at the boundary, with several items per CTA (64 kv heads
 // leave ~4 CTAs per head) and ragged split counts; default, early reads, and single launch.
