@@ -33,9 +33,9 @@ using attention::AttentionParams;
 
 detail::KernelTraits const kProducerTraits{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
 
-template <class T, int D, bool kNarrow = false>
+template <class T, int D, bool kNarrow = false, bool kMany = false>
 struct Producer {
-  static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow>;
+  static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow, true, kMany>;
   static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages>::kBytes;
 
   // Producer CTAs resident at once on `device` (SMs x CTAs per SM); also raises the kernel's
@@ -85,8 +85,14 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   // us slower at 1x1K (8.40 -> 8.94), so the trigger stays after the KV loop.
   p.trigger_after_wait = !reducer_follows && p.early_reads ? 1 : 0;
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
-  Status const produced = p.rows <= 8 ? launch_producer<Producer<T, D, true>>(p, info, options)
-                                       : launch_producer<Producer<T, D, false>>(p, info, options);
+  // Up to kFewRequests requests, the instance whose only item search is a warp scan; past it,
+  // the one whose only search is find_items (split_kv_kernel.cuh).
+  bool const many = p.batch > attention::kFewRequests;
+  Status const produced =
+      p.rows <= 8 ? (many ? launch_producer<Producer<T, D, true, true>>(p, info, options)
+                          : launch_producer<Producer<T, D, true>>(p, info, options))
+                  : (many ? launch_producer<Producer<T, D, false, true>>(p, info, options)
+                          : launch_producer<Producer<T, D, false>>(p, info, options));
   BATON_RETURN_IF_ERROR(produced);
   // One split everywhere: every request finished in the producer; single launch: merged there.
   if (!reducer_follows) return Status::ok();

@@ -19,10 +19,10 @@
 //
 // Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) every
 // num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed (a warp scan up to
-// 32 requests, else across the CTA); (2) the page ids of the first kStages + 1 tiles (two
-// tiles per register) and the q rows (cp.async), in one round trip; (3) the first kStages
-// tiles in one round trip. Index math that needs only kernel parameters (the packed rows'
-// token and head) is done before the wait; baton-bench attention --trace measures each phase.
+// 32 requests, else across the CTA: two kernel instances, picked by batch); (2) the page ids
+// of the first kStages + 1 tiles (two tiles per register) and the q rows (cp.async), in one
+// round trip; (3) the first kStages tiles in one round trip. Index math that needs only
+// kernel parameters (the packed rows' token and head) is done before the wait; baton-bench attention --trace measures each phase.
 // In the loop, the page ids of the
 // tile after next are loaded while the current tile is consumed, so no page-table load stands
 // between a tile's turn and its copy.
@@ -804,77 +804,93 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 // num_kv_splits[b]) in request-major order, are found on the device: CTA (x, c) takes items
 // c, c + G, c + 2G, ... (for its kv head and row chunk). With a split plan of at most G
 // items (the balanced plan for one wave), each CTA has at most one; CTAs without an item
-// exit after the PDL wait. Up to kFewRequests requests, warp 0 reads and scans them (one
-// request per lane) and one barrier shares them; each warp then maps item ordinals to
-// requests by ballot. More: kMaxItems at a
-// time, each pass reading every num_kv_splits[b] and cache_seqlens[b] (8 requests per thread
-// in flight) and prefix-summing them across the CTA.
+// exit after the PDL wait. Two instances, which the host picks by batch (kMany = batch >
+// kFewRequests), each holding only its own item search: up to kFewRequests requests, warp 0
+// reads and scans them (one request per lane) and one barrier shares them; each warp then maps
+// item ordinals to requests by ballot. More: find_items lists kMaxItems of the CTA's items at
+// a time, reading the requests' split counts and lengths 128 per round (4 rounds' loads in
+// flight together) and prefix-summing them across the CTA.
 constexpr int kMaxItems = 64;
-constexpr int kFewRequests = 32;  // batch <= 32: one warp scan instead of find_items (split_kv_kernel)
+constexpr int kFewRequests = 32;  // batch <= 32: the instance with the warp scan (kMany false)
 
 struct ItemList {
   int b[kMaxItems], split[kMaxItems], n[kMaxItems], len[kMaxItems];
-  int warp_sums[kWarps];
+  int warp_sums[2][kWarps];  // find_items: the warps' totals, two rounds in turn
 };
 
 // This CTA's items with ordinals [pass * kMaxItems, (pass + 1) * kMaxItems); returns how
 // many there are (the rest of the list is not written). Ends with a barrier.
+// Requests go 128 at a time, one per thread (kPer such rounds' loads in flight together):
+// a warp scan of the split counts, one barrier for the warps' totals (double-buffered, so no
+// second barrier), then each thread lists this CTA's items among its own request's (one
+// division; a request of at most G items holds at most one). It stops as soon as the pass is
+// full. The form before it (8 consecutive requests per thread, two barriers per step, an
+// unrolled walk over the 8) took ~2000 cycles more than the warp scan at 64-128 requests
+// (docs/benchmarking.md, thirteenth session).
 __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G, int pass, ItemList& list) {
-  constexpr int kPer = 8;  // requests per thread per step, loads in flight together
+  constexpr int kPer = 4;  // rounds of kThreads requests whose loads are in flight together
   // 32-bit arithmetic throughout (64-bit division is a long subroutine): item ordinals are
   // < batch * max_splits <= 65535 * 1024.
   int const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int const k_lo = pass * kMaxItems;
-  int carry = 0;  // items of the requests before this step
-  for (int base = 0; base < p.batch; base += kThreads * kPer) {
+  int const k_lo = pass * kMaxItems, k_hi = k_lo + kMaxItems;
+  int const full = c + (k_hi - 1) * G;  // the pass's last ordinal: past it, the pass is full
+  int carry = 0;                        // items of the requests before this round
+  int parity = 0;                       // which half of warp_sums this round uses
+#pragma unroll 1
+  for (int base = 0; base < p.batch && carry <= full; base += kThreads * kPer) {
     int nb[kPer], lb[kPer];
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
-      int const b = base + threadIdx.x * kPer + u;
+      int const b = base + u * kThreads + static_cast<int>(threadIdx.x);
       int32_t const raw = b < p.batch && p.num_kv_splits != nullptr ? p.num_kv_splits[b] : 0;
       lb[u] = b < p.batch ? p.cache_seqlens[b] : 0;
       nb[u] = b < p.batch ? clamp_splits(p, raw) : 0;
     }
-    int local = 0;
+    int const rounds = min(kPer, (p.batch - base + kThreads - 1) / kThreads);
+#pragma unroll 1
+    for (int u = 0; u < rounds && carry <= full; ++u) {
+      int const b = base + u * kThreads + static_cast<int>(threadIdx.x);
+      int const n = nb[0], len = lb[0];
 #pragma unroll
-    for (int u = 0; u < kPer; ++u) local += nb[u];
-    // Exclusive prefix of `local` over the CTA (warp scan, then the warps' totals).
-    int incl = local;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int const up = __shfl_up_sync(0xffffffffu, incl, o);
-      if (lane >= o) incl += up;
-    }
-    if (lane == 31) list.warp_sums[warp] = incl;
-    __syncthreads();
-    int before = carry + incl - local, total = 0;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      before += w < warp ? list.warp_sums[w] : 0;
-      total += list.warp_sums[w];
-    }
-    __syncthreads();  // warp_sums is rewritten by the next step
-    // This thread's requests hold the item ordinals [before, before + local); this CTA's
-    // are c + k * G for k >= k_lo. One division per thread, then a walk over the requests.
-    int k = before > c ? (before - c + G - 1) / G : 0;  // first k with c + k * G >= before
-    k = k > k_lo ? k : k_lo;
-    int i = c + k * G;
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      int const end = before + nb[u];
-      for (; i < end && k < k_lo + kMaxItems; i += G, ++k) {
-        int const slot = k - k_lo;
-        list.b[slot] = base + threadIdx.x * kPer + u;
-        list.split[slot] = i - before;
-        list.n[slot] = nb[u];
-        list.len[slot] = lb[u];
+      for (int v = 0; v + 1 < kPer; ++v) {  // the next round's request to the front
+        nb[v] = nb[v + 1];
+        lb[v] = lb[v + 1];
       }
-      before = end;
+      int incl = n;  // inclusive prefix of the counts over the warp
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        int const up = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += up;
+      }
+      int* const sums = list.warp_sums[parity];
+      if (lane == 31) sums[warp] = incl;
+      __syncthreads();  // the other half was last read before this barrier: no second one
+      parity ^= 1;
+      int before = carry + incl - n, total = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        before += w < warp ? sums[w] : 0;
+        total += sums[w];
+      }
+      // Request b holds the ordinals [before, before + n); this CTA's are c + k * G, k >= k_lo.
+      if (n > 0 && before + n > c) {
+        int k = before > c ? (before - c + G - 1) / G : 0;  // first k with c + k * G >= before
+        k = k > k_lo ? k : k_lo;
+        for (int i = c + k * G; i < before + n && k < k_hi; i += G, ++k) {
+          int const slot = k - k_lo;
+          list.b[slot] = b;
+          list.split[slot] = i - before;
+          list.n[slot] = n;
+          list.len[slot] = len;
+        }
+      }
+      carry += total;
     }
-    carry += total;
   }
   __syncthreads();
-  int const mine = carry > c ? (carry - c + G - 1) / G : 0;  // this CTA's items in all
+  // This CTA's items up to the requests scanned: all of them, or (stopped early) more than
+  // the pass holds.
+  int const mine = carry > c ? (carry - c + G - 1) / G : 0;
   int const left = mine - k_lo;
   return left < 0 ? 0 : (left > kMaxItems ? kMaxItems : left);
 }
@@ -884,7 +900,7 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
 template <int D>
 constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
 
-template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true>
+template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true, bool kMany = false>
 __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
   extern __shared__ __align__(128) unsigned char smem_raw[];  // 128: the K/V rows (kv_smem)
@@ -907,20 +923,22 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   bool waited = !p.early_reads;
   if (waited) producer_wait<kWait>(p);
   if (waited) BATON_MARK(0, 1);
-  // The CTA's items come from one of two searches, but go through one call site of
-  // attend_split: each call site inlines the whole item (page ids, fill, KV loop, merge), and
-  // two of them (one per search) doubled the kernel's code (116 KB at head_dim 128; 66 KB with
-  // one), which small shapes, running it once per call, pay in instruction fetch
-  // (docs/benchmarking.md, thirteenth session: 1x1K 6.67 -> 6.36 and 6.69 -> 6.32 us in graphs
-  // on two machines, 10.95 -> 10.50 cold).
+  // The CTA's items come from one search, chosen at compile time (kMany), and go through one
+  // call site of attend_split: each call site inlines the whole item (page ids, fill, KV loop,
+  // merge), and the kernel's code is what small shapes, running it once per call, pay for in
+  // instruction fetch (docs/benchmarking.md, thirteenth session: one call site for both
+  // searches, 116 -> 66 KB, 1x1K 6.67 -> 6.36 us in graphs; fourteenth session: one search per
+  // instance, 66 -> 58 KB, 1x1K 6.31 -> 6.21, 64x4K 240.27 -> 239.61).
   // - Few requests (batch <= kFewRequests): warp 0 reads request `lane`'s split count and
   //   length and scans the counts (no CTA prefix sum; the list's arrays only as scratch for
   //   the hand-over); one barrier hands the 32 values
   //   to every warp, so all warps loop over the same items even if the inputs were (against
   //   the contract) being written meanwhile. Item ordinal k belongs to the first request whose
   //   items reach past k (ballot): the same ordinals c, c + G, ... as find_items.
-  // - More: find_items lists kMaxItems of the CTA's items per pass.
-  bool const few = p.batch <= kFewRequests;
+  // - More (kMany): find_items lists kMaxItems of the CTA's items per pass. Launched with
+  //   batch <= kFewRequests it would be right too; the few instance with more would miss
+  //   requests, which is why the host alone picks (decode_attention.cu, launch_typed).
+  constexpr bool few = !kMany;  // the host launches kMany exactly when batch > kFewRequests
   int const lane = threadIdx.x % 32;
   int end = 0, nb = 0, len = 0, total = 0;  // few: request `lane`'s inclusive item end, count, length
   if (few) {

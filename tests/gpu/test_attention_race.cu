@@ -147,9 +147,11 @@ TEST_F(AttentionRace, SingleSplitProducerWaits) {
 namespace baton::test {
 namespace {
 
-// Launches the library's producer (split_kv_kernel: bf16, head_dim 128, the narrow form)
-// directly, with or without its PDL wait (kWait), as decode_attention launches it with one
-// split per request (no reducer follows): one CTA per (kv head, request), PDL on.
+// Launches the library's producer (split_kv_kernel: bf16, head_dim 128, the narrow form, the
+// instance decode_attention picks for the batch: warp-scan search up to kFewRequests requests,
+// find_items past it) directly, with or without its PDL wait (kWait), as decode_attention
+// launches it with one split per request (no reducer follows): one CTA per (kv head,
+// request), PDL on.
 Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   using namespace attention;
   AttentionShape shape;
@@ -161,8 +163,12 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
         "launch_producer: the case must be bf16, head_dim 128, <= 8 rows, one split, default reads");
   }
   constexpr size_t kSmem = MmaSmem<128, kDefaultStages>::kBytes;
-  auto* kernel = wait ? split_kv_kernel<__nv_bfloat16, 128, kDefaultStages, true, true>
-                      : split_kv_kernel<__nv_bfloat16, 128, kDefaultStages, true, false>;
+  using bf16 = __nv_bfloat16;
+  bool const many = p.batch > kFewRequests;
+  auto* kernel = many ? (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, true>
+                              : split_kv_kernel<bf16, 128, kDefaultStages, true, false, true>)
+                      : (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, false>
+                              : split_kv_kernel<bf16, 128, kDefaultStages, true, false, false>);
   detail::KernelTraits const traits{"decode_attention_mutation", /*waits_on_prior_grid=*/true};
   BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(kernel), traits, kSmem));
   detail::LaunchConfig const config{dim3(unsigned(p.num_kv_heads * p.row_chunks), unsigned(p.batch)), dim3(kThreads),
@@ -170,9 +176,9 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   return detail::launch(kernel, traits, config, {stream, PdlMode::kOn}, p);
 }
 
-TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
-  AttnShape s;
-  s.lens = {1024, 5, 300};
+// The harness passes the producer launched with its wait and fails (its check, not a launch
+// or the stream) the same kernel compiled without it.
+void expect_harness_catches_missing_wait(AttnShape const& s) {
   std::string message;
   // Control: the hand-wired launch of the waiting kernel passes.
   auto control = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, true, stream); };
@@ -183,6 +189,17 @@ TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
   auto mutant = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); };
   EXPECT_EQ(harness_outcome(s, mutant, &message), RaceHarness::Outcome::kCheckFailed)
       << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
+}
+
+// Both producer instances: the few-requests one (3 requests) and find_items' (40).
+TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
+  for (int batch : {3, 40}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    AttnShape s;
+    s.lens = {1024, 5, 300};
+    for (int b = 3; b < batch; ++b) s.lens.push_back(20 + 31 * b);
+    expect_harness_catches_missing_wait(s);
+  }
 }
 
 // The reducer's three forms (merge_splits_kernel.cuh), launched directly.
