@@ -22,10 +22,10 @@
 // 32 requests, else across the CTA: two kernel instances, picked by batch); (2) the page ids
 // of the first kStages + 1 tiles (two tiles per register) and the q rows (cp.async), in one
 // round trip; (3) the first kStages tiles in one round trip. Index math that needs only
-// kernel parameters (the packed rows' token and head) is done before the wait; baton-bench attention --trace measures each phase.
-// In the loop, the page ids of the
-// tile after next are loaded while the current tile is consumed, so no page-table load stands
-// between a tile's turn and its copy.
+// kernel parameters (the packed rows' token and head) is done before the wait; baton-bench
+// attention --trace measures each phase. In the loop, the page ids of the tile after next are
+// loaded while the current tile is consumed, so no page-table load stands between a tile's
+// turn and its copy.
 //
 // Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x D elements (K/V rows
 // unpadded and swizzled, kv_smem): 100 KB at D = 128 (2 CTAs per SM), 200 KB at D = 256,
