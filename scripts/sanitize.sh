@@ -16,6 +16,7 @@ filters=(
   'DecodeAttention.EdgeLengthsOneSplit'
   'DecodeAttention.EdgeLengthsThreeAndMaxSplits'
   'DecodeAttention.MoreItemsThanCtasAndSeveralPasses'
+  'DecodeAttention.ManyRequestsSeveralStepsAndPasses'
   'DecodeAttention.ItemSearchAtThirtyTwoRequests'
   'DecodeAttention.GroupsAndLayouts'
   'DecodeAttention.HeadDimsAndDtypes'
