@@ -115,10 +115,11 @@ TEST_F(DecodeAttention, MoreItemsThanCtasAndSeveralPasses) {
   check(w);
 }
 
-// find_items reads 1024 requests per step (8 per thread): batches past it take several steps,
-// and with several splits per request each CTA takes several passes of 64 items, so every
-// pass but the last ends inside the batch. (8 kv heads and short lengths keep the pool small:
-// its random fill is what a test this size spends its time on.)
+// find_items (batches past 32) reads requests 128 per round, 4 rounds' loads at a time: 129
+// requests take two rounds, 1100 nine rounds in three load steps; with several splits per
+// request each CTA takes several passes of 64 items, and every pass but the last stops
+// reading inside the batch once it is full. (8 kv heads and short lengths keep the pool
+// small: its random fill is what a test this size spends its time on.)
 TEST_F(DecodeAttention, ManyRequestsSeveralStepsAndPasses) {
   std::mt19937_64 rng(4242);
   for (int batch : {129, 1100}) {
