@@ -105,11 +105,12 @@ TEST_F(DecodeAttention, MoreItemsThanCtasAndSeveralPasses) {
   check(s);
   s.early = true;
   check(s);
-  AttnShape w;  // 64 kv heads, group 1: ~wave / 64 CTAs per head, 500 items -> > 64 per CTA
+  AttnShape w;  // 64 kv heads, group 1: ~wave / 64 CTAs per head (8), 1000 items -> ~125 per CTA
   w.num_q_heads = 64;
   w.num_kv_heads = 64;
   w.head_dim = 64;
   w.page_size = 16;
+  w.max_splits = 2;  // no num_kv_splits: 2 items per request
   w.lens.clear();
   for (int b = 0; b < 500; ++b) w.lens.push_back(int(rng() % 100));
   check(w);
@@ -134,6 +135,18 @@ TEST_F(DecodeAttention, ManyRequestsSeveralStepsAndPasses) {
     s.splits.clear();  // no num_kv_splits: 8 items per request (1100 x 8 / 66: 3 passes)
     check(s);
   }
+  AttnShape f;  // 528 x 8 = 64 x 66 items: on 132 SMs every CTA one exactly full pass, then an empty one
+  f.num_q_heads = 8;
+  f.num_kv_heads = 8;
+  f.head_dim = 64;
+  f.page_size = 16;
+  f.max_splits = 8;
+  f = ragged(rng, f, 528, 30);
+  f.splits.clear();
+  check(f);
+  f = ragged(rng, f, 33, 30);  // 33 items on 66 CTAs per head: half of them without an item
+  f.splits.assign(33, 1);
+  check(f);
 }
 
 // Batches of at most 32 requests find their items per warp (ballot over a warp scan), larger
