@@ -123,28 +123,22 @@ TEST_F(DecodeAttention, MoreItemsThanCtasAndSeveralPasses) {
 // small: its random fill is what a test this size spends its time on.)
 TEST_F(DecodeAttention, ManyRequestsSeveralStepsAndPasses) {
   std::mt19937_64 rng(4242);
+  AttnShape base;  // 8 kv heads, group 1: ~wave / 8 CTAs per head (66 at head_dim 64)
+  base.num_q_heads = 8;
+  base.num_kv_heads = 8;
+  base.head_dim = 64;
+  base.page_size = 16;
+  base.max_splits = 8;
   for (int batch : {129, 1100}) {
-    AttnShape s;  // 8 kv heads, group 1: ~wave / 8 CTAs per head (66 at head_dim 64)
-    s.num_q_heads = 8;
-    s.num_kv_heads = 8;
-    s.head_dim = 64;
-    s.page_size = 16;
-    s.max_splits = 8;
-    s = ragged(rng, s, batch, 30);
+    AttnShape s = ragged(rng, base, batch, 30);
     check(s);
     s.splits.clear();  // no num_kv_splits: 8 items per request (1100 x 8 / 66: 3 passes)
     check(s);
   }
-  AttnShape f;  // 528 x 8 = 64 x 66 items: on 132 SMs every CTA one exactly full pass, then an empty one
-  f.num_q_heads = 8;
-  f.num_kv_heads = 8;
-  f.head_dim = 64;
-  f.page_size = 16;
-  f.max_splits = 8;
-  f = ragged(rng, f, 528, 30);
-  f.splits.clear();
+  AttnShape f = ragged(rng, base, 528, 30);  // 528 x 8 = 64 x 66 items: on 132 SMs every CTA
+  f.splits.clear();                           // one exactly full pass, then an empty one
   check(f);
-  f = ragged(rng, f, 33, 30);  // 33 items on 66 CTAs per head: half of them without an item
+  f = ragged(rng, base, 33, 30);  // 33 items on 66 CTAs per head: half of them without an item
   f.splits.assign(33, 1);
   check(f);
 }
