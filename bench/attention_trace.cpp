@@ -25,7 +25,9 @@ constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "ite
 // BATON_TRACE_CSV=FILE: every producer CTA's marks appended to FILE, one line per CTA:
 // "what",cta,sm, then slots 0..10 and 12..15 in ns after t0 (empty: not written; 12..14: warp 0
 // at a quarter, half, three quarters of its tiles). Each slot keeps its last writer, so with
-// several items per CTA one row can mix items (a short last item leaves earlier marks).
+// several items per CTA one row can mix items (a short last item leaves earlier marks). Then
+// the CTA's first four items, four columns each (trace::kItemMarks: start, tile 0 landed, KV
+// loop done, end), empty where the CTA had fewer.
 void dump_csv(char const* what, unsigned long long const* prod, unsigned long long t0) {
   char const* path = std::getenv("BATON_TRACE_CSV");
   if (path == nullptr || path[0] == '\0') return;
@@ -41,6 +43,14 @@ void dump_csv(char const* what, unsigned long long const* prod, unsigned long lo
         std::fprintf(f, ",");
       } else {
         std::fprintf(f, ",%lld", static_cast<long long>(row[s]) - static_cast<long long>(t0));
+      }
+    }
+    unsigned long long const* items = prod + (size_t(2) * trace::kMaxCtas + c) * trace::kSlots;
+    for (int s = 0; s < trace::kSlots; ++s) {
+      if (items[s] == 0) {
+        std::fprintf(f, ",");
+      } else {
+        std::fprintf(f, ",%lld", static_cast<long long>(items[s]) - static_cast<long long>(t0));
       }
     }
     std::fprintf(f, "\n");

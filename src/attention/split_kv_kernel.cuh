@@ -450,6 +450,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     cp_async_wait<kStages - 1>();  // tile j has landed
     __syncwarp();
     if (j == 0) BATON_MARK(0, 4);
+    if (j == 0) BATON_ITEM_MARK(1);
     // Trace: warp 0 has reached a quarter, half, three quarters of its tiles (slots 12..14).
     if (j > 0 && j == my_tiles / 4) BATON_MARK(0, 12);
     if (j > 0 && j == my_tiles / 2) BATON_MARK(0, 13);
@@ -468,6 +469,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   auto loop_done = [&] {
     cp_async_wait<0>();
     BATON_MARK(0, 5);
+    BATON_ITEM_MARK(2);
     // Next: merge_splits_kernel (waits before reading the scratch). After the CTA's last
     // item only: a CTA with several items would otherwise let the reducer's grid launch, and
     // sit resident and waiting, while it still streams whole items.
@@ -965,6 +967,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   }
   int pass = 0, count = 0;  // find_items: passes done, items in the current pass
   int k = few ? c : 0;      // few: the next item ordinal; else: the next index in the pass
+#if defined(BATON_TRACE)
+  int traced_items = 0;  // trace: the CTA's items so far
+#endif
 #pragma unroll 1
   for (;;) {
     int b, split, n, l;
@@ -995,7 +1000,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
       last = k + 1 == count && count < kMaxItems;
       ++k;
     }
+#if defined(BATON_TRACE)
+    BATON_ITEM_BEGIN(traced_items++);
+#endif
     attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, b, split, n, l, !waited, last);
+    BATON_ITEM_MARK(3);
     waited = true;
     __syncthreads();  // shared memory (and, with find_items, the list) is reused next
   }

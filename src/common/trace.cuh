@@ -14,7 +14,9 @@ namespace baton::trace {
 
 constexpr int kSlots = 16;       // marks per CTA
 constexpr int kMaxCtas = 8192;   // CTAs per kernel recorded (the rest are not)
-constexpr int kKernels = 2;      // 0: split_kv producer, 1: merge_splits reducer
+constexpr int kKernels = 3;      // 0: split_kv producer, 1: merge_splits reducer, 2: producer items
+constexpr int kItemMarks = 4;    // per item (table 2): start, tile 0 landed, KV loop done, end
+constexpr int kItemsTraced = kSlots / kItemMarks;  // a CTA's first 4 items
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
 
 #if defined(BATON_TRACE) && defined(__CUDACC__)
@@ -38,6 +40,15 @@ static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal
   g_marks[at] = t;             // across SMs (coarse ticks)
   g_marks[kEntries + at] = c;  // within the CTA's SM (cycles)
 }
+// The producer CTA's item ordinal within the CTA (thread 0 alone writes and reads it).
+static __shared__ int g_item;
+static __device__ __forceinline__ void item_begin(int i) {
+  if (threadIdx.x == 0) g_item = i;
+  if (i < kItemsTraced) mark(2, i * kItemMarks);
+}
+static __device__ __forceinline__ void item_mark(int m) {
+  if (threadIdx.x == 0 && g_item < kItemsTraced) mark(2, g_item * kItemMarks + m);
+}
 // The CTA's SM (%smid + 1, so that 0 still means "not written") in slot `slot`.
 static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
   size_t at;
@@ -56,9 +67,13 @@ static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
 #if defined(BATON_TRACE_OFF)
 #define BATON_MARK(kernel, slot) ((void)0)
 #define BATON_MARK_SM(kernel, slot) ((void)0)
+#define BATON_ITEM_BEGIN(i) ((void)0)
+#define BATON_ITEM_MARK(m) ((void)0)
 #else
 #define BATON_MARK(kernel, slot) ::baton::trace::mark(kernel, slot)
 #define BATON_MARK_SM(kernel, slot) ::baton::trace::mark_sm(kernel, slot)
+#define BATON_ITEM_BEGIN(i) ::baton::trace::item_begin(i)
+#define BATON_ITEM_MARK(m) ::baton::trace::item_mark(m)
 #endif
 
 namespace baton::trace {
