@@ -25,7 +25,9 @@
 // kernel parameters (the packed rows' token and head) is done before the wait; baton-bench
 // attention --trace measures each phase. In the loop, the page ids of the tile after next are
 // loaded while the current tile is consumed, so no page-table load stands between a tile's
-// turn and its copy.
+// turn and its copy. In the many-requests instance (a CTA loops over several items of one
+// find_items pass), the next item's first page ids are loaded during the current item's
+// loop, so items after the first skip round trip (2) (NextItem, PageCarry).
 //
 // Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x D elements (K/V rows
 // unpadded and swizzled, kv_smem): 100 KB at D = 128 (2 CTAs per SM), 200 KB at D = 256,
@@ -273,13 +275,30 @@ __device__ __forceinline__ void producer_wait(AttentionParams const& p) {
   if (p.trigger_after_wait) allow_next_grid();  // next: any kernel of the step (e.g. the next layer's producer)
 }
 
+// The CTA's next item in the same pass of find_items (b < 0: none), and what an item hands
+// the next one (kChain: the many-requests instance): the next item's page ids for its first
+// kStages + 1 tiles, loaded during this item's KV loop, so that the next item issues its
+// first copies without the page-id round trip (same machine, 4 alternating runs, in-graph:
+// 64x4K 238.95 -> 238.39 us, 128x2K 244.45 -> 243.79; docs/benchmarking.md, fifteenth
+// session). Measured and dropped: also prefetching the next item's first tiles into L2 when
+// this item's loop ends (cp.async.bulk.prefetch.L2): 64x4K -1.6 us but 128x2K +2.8.
+struct NextItem {
+  int b = -1, split = 0, n = 1;
+  int32_t len = 0;
+};
+struct PageCarry {
+  bool valid = false;  // CTA-uniform: lo / hi hold this item's page ids
+  int32_t lo = -1, hi = -1;
+};
+
 // One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
 // With early (the CTA's first item under early_reads) the PDL wait happens in here, after
 // the copies of old keys have been issued; otherwise the caller has waited.
-template <class T, int D, int kStages, bool kNarrow, bool kWait>
+template <class T, int D, int kStages, bool kNarrow, bool kWait, bool kChain = false>
 __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable const& rows, unsigned char* smem_raw,
                                              int kv_head, int chunk, int b, int split, int n, int32_t len_raw,
-                                             bool early, bool last_item) {
+                                             bool early, bool last_item, NextItem const& nx = NextItem{},
+                                             PageCarry* carry = nullptr) {
   using Smem = MmaSmem<D, kStages>;
   constexpr int kQPitch = Smem::kQPitch;
   constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
@@ -405,8 +424,9 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // reads these run before the wait for old keys only (step-invariant pages); then the
   // wait, q and this step's new keys (one more group).
   static_assert(kStages >= 1 && kStages <= 3, "the first kStages + 1 tiles' page ids fill two registers");
-  int32_t const pid_lo = page_of(lane / kMmaTileKeys);      // tiles 0 and 1
-  int32_t const pid_hi = page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
+  bool const carried = kChain && carry->valid;  // CTA-uniform
+  int32_t const pid_lo = carried ? carry->lo : page_of(lane / kMmaTileKeys);      // tiles 0 and 1
+  int32_t const pid_hi = carried ? carry->hi : page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
   BATON_MARK(0, 8);
   if (!early) {  // after the page-id loads (the tiles wait on them), landing while the tiles are fetched
     load_q();
@@ -429,6 +449,26 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
   BATON_MARK(0, 9);
+  // kChain: the next item's first page ids, landing during this item's loop.
+  int nx_begin = 0, nx_end = 0, nx_tiles = 0;
+  int32_t nx_lo = -1, nx_hi = -1;
+  if constexpr (kChain) {
+    if (nx.b >= 0) {
+      int const nx_len = static_cast<int>(clamp_length(p, nx.len));
+      KeyRange const nx_keys = split_range(p, nx_len, nx.n, nx.split);
+      nx_begin = static_cast<int>(nx_keys.begin);
+      nx_end = static_cast<int>(nx_keys.end);
+      int const nx_all = nx_end > nx_begin ? (nx_end - nx_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
+      nx_tiles = nx_all > warp ? (nx_all - warp + kWarps - 1) / kWarps : 0;
+      int32_t const* nx_pages = p.page_table + int64_t(nx.b) * p.pt_stride;
+      auto nx_page_of = [&](int j) -> int32_t {  // as page_of, for the next item
+        int const pos = nx_begin + (warp + j * kWarps) * kMmaTileKeys + lane % kMmaTileKeys;
+        return j < nx_tiles && pos < nx_end ? nx_pages[pos >> p.page_shift] : -1;
+      };
+      nx_lo = nx_page_of(lane / kMmaTileKeys);
+      nx_hi = nx_page_of(2 + lane / kMmaTileKeys);
+    }
+  }
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[rows.h[r0]] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[rows.h[r1]] : 0.f;
   int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
@@ -795,6 +835,11 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     }
   }
   BATON_MARK(0, 6);
+  if constexpr (kChain) {
+    carry->valid = nx.b >= 0;
+    carry->lo = nx_lo;
+    carry->hi = nx_hi;
+  }
   if (!single && p.counters != nullptr) {
     merge_if_last<T, D>(p, rows, kv_head, chunk, b, n, rows_here, reinterpret_cast<float*>(smem_raw));
   }
@@ -966,6 +1011,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     BATON_MARK(0, 2);
   }
   int pass = 0, count = 0;  // find_items: passes done, items in the current pass
+  PageCarry carry;          // kMany: the next item's page ids, from the current one
   int k = few ? c : 0;      // few: the next item ordinal; else: the next index in the pass
 #if defined(BATON_TRACE)
   int traced_items = 0;  // trace: the CTA's items so far
@@ -1000,10 +1046,18 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
       last = k + 1 == count && count < kMaxItems;
       ++k;
     }
+    NextItem nx;  // kMany: the next item of this pass (none across passes: the list is reused)
+    if (!few && k < count) {
+      nx.b = list.b[k];
+      nx.split = list.split[k];
+      nx.n = list.n[k];
+      nx.len = list.len[k];
+    }
 #if defined(BATON_TRACE)
     BATON_ITEM_BEGIN(traced_items++);
 #endif
-    attend_split<T, D, kStages, kNarrow, kWait>(p, rows, smem_raw, kv_head, chunk, b, split, n, l, !waited, last);
+    attend_split<T, D, kStages, kNarrow, kWait, kMany>(p, rows, smem_raw, kv_head, chunk, b, split, n, l, !waited, last,
+                                                       nx, &carry);
     BATON_ITEM_MARK(3);
     waited = true;
     __syncthreads();  // shared memory (and, with find_items, the list) is reused next
