@@ -27,7 +27,8 @@
 // loaded while the current tile is consumed, so no page-table load stands between a tile's
 // turn and its copy. In the many-requests instance (a CTA loops over several items of one
 // find_items pass), the next item's first page ids are loaded during the current item's
-// loop, so items after the first skip round trip (2) (NextItem, PageCarry).
+// loop, so items after the first skip round trip (2) (NextItem, PageCarry); with at most 8
+// packed rows, its first tiles and q are requested during the current item's merge too.
 //
 // Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x D elements (K/V rows
 // unpadded and swizzled, kv_smem): 100 KB at D = 128 (2 CTAs per SM), 200 KB at D = 256,
@@ -280,14 +281,18 @@ __device__ __forceinline__ void producer_wait(AttentionParams const& p) {
 // kStages + 1 tiles, loaded during this item's KV loop, so that the next item issues its
 // first copies without the page-id round trip (same machine, 4 alternating runs, in-graph:
 // 64x4K 238.95 -> 238.39 us, 128x2K 244.45 -> 243.79; docs/benchmarking.md, fifteenth
-// session). Measured and dropped: also prefetching the next item's first tiles into L2 when
-// this item's loop ends (cp.async.bulk.prefetch.L2): 64x4K -1.6 us but 128x2K +2.8.
+// session). With at most 8 packed rows the ring also runs on into the next item (attend_split:
+// run_on): its first tiles and q are requested during this item's merge and stores (same
+// machine, 4 alternating runs: 64x4K 238.38 -> 238.01 us, 128x2K 243.69 -> 242.30). Measured
+// and dropped: prefetching the next item's first tiles into L2 instead, when this item's loop
+// ends (cp.async.bulk.prefetch.L2): 64x4K -1.6 us but 128x2K +2.8.
 struct NextItem {
   int b = -1, split = 0, n = 1;
   int32_t len = 0;
 };
 struct PageCarry {
   bool valid = false;  // CTA-uniform: lo / hi hold this item's page ids
+  bool ran_on = false; // CTA-uniform: q and this warp's first kStages - 1 tiles were requested
   int32_t lo = -1, hi = -1;
 };
 
@@ -312,8 +317,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
   auto wait = [&] { producer_wait<kWait>(p); };
-  // The q rows (written by the previous kernel: after the wait).
-  auto load_q = [&] {
+  // The q rows of request req (written by the previous kernel: after the wait).
+  auto load_q = [&](int req) {
     for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
       int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
       T* dst = q_s + r * kQPitch + d;
@@ -321,7 +326,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
         *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);  // padded rows are zero
         continue;
       }
-      T const* q = static_cast<T const*>(p.q) + (int64_t(b) * p.q_len + rows.t[r]) * p.q_stride_token +
+      T const* q = static_cast<T const*>(p.q) + (int64_t(req) * p.q_len + rows.t[r]) * p.q_stride_token +
                    rows.h[r] * p.q_stride_head;
       if ((reinterpret_cast<uintptr_t>(q) & 15) == 0) {
         cp_async_16(dst, q + d, true);
@@ -380,13 +385,14 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // K/V rows: evict-first in L2 when this CTA's row chunk is the only reader (attention_common.cuh).
   uint64_t const kv_policy = l2_stream_policy(p.row_chunks == 1);
   auto copy_kv = [&](void* dst, void const* src, bool valid) { cp_async_16_stream(dst, src, valid, kv_policy); };
-  auto load_tile = [&](int mode, int slot, int j, int32_t page_reg, int base) {
+  // The tile of keys [start, start + 16) of an item whose keys end at `end` (this item's, or
+  // with kChain the next item's first tiles).
+  auto load_tile_at = [&](int mode, int slot, int start, int end, int32_t page_reg, int base) {
     T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes);
     T* v_dst = k_dst + kMmaTileKeys * D;
     auto row_off = [&](int i) { return kv_smem<D>(key_of_lane + i * kKeysPerLoad, part); };  // load i's row
-    int const start = tile_start(j);
     int32_t const page0 = __shfl_sync(0xffffffffu, page_reg, base);
-    int const limit = mode == kOld ? min(t_end, new_keys) : t_end;
+    int const limit = mode == kOld ? min(end, new_keys) : end;
     bool const fast = mode != kNew && start + kMmaTileKeys <= limit &&
                       (start & page_mask) + kMmaTileKeys - 1 <= page_mask && page0 >= 0 && page0 < p.num_pages;
     if (fast) {
@@ -418,6 +424,9 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       copy_kv(v_dst + row_off(i), v_lane + int64_t(page) * p.v_stride_page + int64_t(off) * p.v_stride_token, valid);
     }
   };
+  auto load_tile = [&](int mode, int slot, int j, int32_t page_reg, int base) {
+    load_tile_at(mode, slot, tile_start(j), t_end, page_reg, base);
+  };
 
   // Round trips 2 and 3: the page ids of the first kStages + 1 tiles together (two tiles
   // per register), then the first kStages tiles' copies, one commit group each. With early
@@ -425,22 +434,27 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // wait, q and this step's new keys (one more group).
   static_assert(kStages >= 1 && kStages <= 3, "the first kStages + 1 tiles' page ids fill two registers");
   bool const carried = kChain && carry->valid;  // CTA-uniform
+  // Ran on (kChain, narrow): the previous item requested this item's q and this warp's first
+  // kStages - 1 tiles (into slots 0..kStages-2, one commit group each, then q's group), so
+  // the fill requests the rest only.
+  bool const ran_on = kChain && kNarrow && carry->ran_on;  // CTA-uniform
+  int const first = ran_on ? kStages - 1 : 0;
   int32_t const pid_lo = carried ? carry->lo : page_of(lane / kMmaTileKeys);      // tiles 0 and 1
   int32_t const pid_hi = carried ? carry->hi : page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
   BATON_MARK(0, 8);
-  if (!early) {  // after the page-id loads (the tiles wait on them), landing while the tiles are fetched
-    load_q();
+  if (!early && !ran_on) {  // after the page-id loads (the tiles wait on them), landing while the tiles are fetched
+    load_q(b);
     cp_async_commit();
   }
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
   int const fill_loads = early ? 2 * kStages : kStages;
 #pragma unroll 1
-  for (int r = 0; r < fill_loads; ++r) {
+  for (int r = first; r < fill_loads; ++r) {
     int const j = r < kStages ? r : r - kStages;
     if (r == kStages) {  // early reads only: the wait, then q and the new keys
       wait();
       BATON_MARK(0, 1);
-      load_q();
+      load_q(b);
     }
     // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
     // or two tiles of the request): the others were complete before it.
@@ -475,6 +489,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int next_base = (kStages % 2) * kMmaTileKeys;
   if (early) {
     cp_async_wait<0>();  // q and the new keys are the newest group: drain once
+  } else if (ran_on) {
+    cp_async_wait<1>();  // q (requested after this warp's first kStages - 1 tiles) has landed
   } else {
     cp_async_wait<kStages>();  // the q group (the oldest) has landed
   }
@@ -506,10 +522,30 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     next_base = 0;  // lands while the next tiles are consumed
     slot = slot + 1 == kStages ? 0 : slot + 1;
   };
+  // kChain, narrow (at most 8 rows: a warp's merge rows fit one ring slot), a next item in
+  // this pass and no single-launch merge (which takes all of shared memory): the ring runs
+  // on -- once this warp's loop is done, it requests the next item's first kStages - 1 tiles
+  // into slots 0.., its merge rows go to its last slot, and q of the next item is requested
+  // once every warp is past its loop -- so the next item's first tiles land during this
+  // item's merge and stores.
+  static_assert(kStages >= 2, "running on keeps the ring's last slot for the merge rows");
+  static_assert(8 * (D + 2) * sizeof(float) <= Smem::kStageBytes, "8 merge rows fit one ring slot");
+  bool const run_on = kChain && kNarrow && nx.b >= 0 && p.counters == nullptr;  // CTA-uniform
   auto loop_done = [&] {
     cp_async_wait<0>();
     BATON_MARK(0, 5);
     BATON_ITEM_MARK(2);
+    if (run_on) {
+      __syncwarp();  // every lane is done with the ring before it is refilled
+#pragma unroll
+      for (int j = 0; j + 1 < kStages; ++j) {
+        if (j < nx_tiles) {
+          load_tile_at(kAll, j, nx_begin + (warp + j * kWarps) * kMmaTileKeys, nx_end, j < 2 ? nx_lo : nx_hi,
+                       (j % 2) * kMmaTileKeys);
+        }
+        cp_async_commit();  // one group per tile, present or not (the next item counts them)
+      }
+    }
     // Next: merge_splits_kernel (waits before reading the scratch). After the CTA's last
     // item only: a CTA with several items would otherwise let the reducer's grid launch, and
     // sit resident and waiting, while it still streams whole items.
@@ -517,10 +553,21 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   };
   // This warp's rows of the merge buffer, once every warp is done with its K/V buffers; m
   // and l of row r go after its D dims.
+  // Ran on: warp w's rows (at most 8) in its last ring slot, and the next item's q
+  // requested (q_s is free once every warp is past its loop).
+  auto merge_row = [&](int w, int r) -> float const* {
+    return run_on ? reinterpret_cast<float const*>(kv_raw + w * Smem::kWarpBytes + (kStages - 1) * Smem::kStageBytes) +
+                        r * kMergePitch
+                  : merge + (w * kRowsPerCta + r) * kMergePitch;
+  };
   auto warp_merge_rows = [&] {
     __syncthreads();
     merge = reinterpret_cast<float*>(kv_raw);
-    return merge + size_t(warp) * kRowsPerCta * kMergePitch;
+    if (run_on) {
+      load_q(nx.b);
+      cp_async_commit();
+    }
+    return const_cast<float*>(merge_row(warp, 0));
   };
   auto store_ml = [&](float* mw, int r, float m, float l) {
     mw[r * kMergePitch + D] = m;
@@ -797,19 +844,19 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     int64_t const token = int64_t(b) * p.q_len + t;
     float M = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, merge[(w * kRowsPerCta + r) * kMergePitch + D]);
+    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, merge_row(w, r)[D]);
     if (single) M = merge_max_with_sink(M, p.sinks, h);  // a large sink cannot overflow den
     float sc[kWarps], den = 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      float const* rw = merge + (w * kRowsPerCta + r) * kMergePitch;
+      float const* rw = merge_row(w, r);
       sc[w] = merge_weight(rw[D], M);  // the warp's weight: 0 for a warp without keys
       den += sc[w] * rw[D + 1];
     }
     float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      float const* src = merge + (w * kRowsPerCta + r) * kMergePitch + d0;
+      float const* src = merge_row(w, r) + d0;
 #pragma unroll
       for (int k = 0; k < 8; ++k) v[k] += sc[w] * src[k];
     }
@@ -837,6 +884,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   BATON_MARK(0, 6);
   if constexpr (kChain) {
     carry->valid = nx.b >= 0;
+    carry->ran_on = run_on;
     carry->lo = nx_lo;
     carry->hi = nx_hi;
   }
