@@ -528,7 +528,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // into slots 0.., its merge rows go to its last slot, and q of the next item is requested
   // once every warp is past its loop -- so the next item's first tiles land during this
   // item's merge and stores.
-  static_assert(kStages >= 2, "running on keeps the ring's last slot for the merge rows");
+  static_assert(!(kChain && kNarrow) || kStages >= 2, "running on keeps the ring's last slot for the merge rows");
   static_assert(8 * (D + 2) * sizeof(float) <= Smem::kStageBytes, "8 merge rows fit one ring slot");
   bool const run_on = kChain && kNarrow && nx.b >= 0 && p.counters == nullptr;  // CTA-uniform
   auto loop_done = [&] {

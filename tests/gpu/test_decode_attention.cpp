@@ -143,6 +143,59 @@ TEST_F(DecodeAttention, ManyRequestsSeveralStepsAndPasses) {
   check(f);
 }
 
+// The many-requests instance with at most 8 packed rows hands each item's next item its first
+// page ids and runs its ring on into it (the next item's first tiles requested when a warp's
+// loop ends, q after the merge's barrier, the merge rows in each ring's last slot). 36
+// requests at 8 kv heads (~33 CTAs per head at head_dim 128): ~5 items per CTA, some long
+// (a request of max_len keys in max_splits splits: 3+ tiles for warp 0, so the run-on fill's
+// last tile and the ring's full turn are reached). Against the fp64 reference across head
+// dims, dtypes, layouts, q_len 2 (8 packed rows) with a window, early reads and single launch
+// (which does not run on); and bit for bit against a view of the first 32 requests, which the
+// few-requests instance (no hand-over) computes with the same splits, and PDL off against on.
+TEST_F(DecodeAttention, ManyRequestsRunOnIntoTheNextItem) {
+  std::mt19937_64 rng(2026);
+  AttnShape base;  // 32 / 8 heads: group 4, narrow
+  base.page_size = 64;
+  base.max_splits = 8;
+  auto shape = [&](int head_dim, DType dtype, int max_len) {
+    AttnShape s = base;
+    s.head_dim = head_dim;
+    s.dtype = dtype;
+    s = ragged(rng, s, 36, max_len);
+    s.lens[0] = max_len;
+    s.splits[0] = s.max_splits;
+    return s;
+  };
+  AttnShape s = shape(128, DType::kBFloat16, 1200);
+  {
+    SCOPED_TRACE("head_dim 128 bf16: 36 requests against a view of the first 32");
+    DeviceAttention d(s);
+    DecodeAttentionArgs const whole = d.args;
+    std::vector<unsigned char> const all = run_bytes(d, false, PdlMode::kOn);
+    EXPECT_TRUE(d.matches_reference());
+    std::vector<unsigned char> const off = run_bytes(d, false, PdlMode::kOff);
+    EXPECT_TRUE(bitwise_equal(off.data(), all.data(), all.size(), "PDL off vs on"));
+    view_first_requests(d, whole, 32);
+    std::vector<unsigned char> const view = run_bytes(d, false, PdlMode::kOn);
+    expect_view_matches(view, all, size_t(32) * s.q_len * s.num_q_heads,
+                        size_t(s.lens.size()) * s.q_len * s.num_q_heads, s.head_dim);
+    d.args = whole;
+  }
+  s.early = true;
+  check(s);
+  s.early = false;
+  s.single_launch = true;
+  check(s);
+  AttnShape q2 = shape(128, DType::kFloat16, 1200);  // 2 draft tokens x group 4: 8 packed rows
+  q2.q_len = 2;
+  q2.window_left = 500;
+  q2.layout = KvLayout::kHND;
+  q2.padded = true;
+  check(q2);
+  check(shape(256, DType::kBFloat16, 800));  // 1 CTA per SM: ~10 items per CTA
+  check(shape(64, DType::kFloat16, 1500));   // 4 CTAs per SM: ~2.5 items per CTA
+}
+
 // Batches of at most 32 requests find their items per warp (ballot over a warp scan), larger
 // ones through the CTA's list: both at the boundary, with several items per CTA (64 kv heads
 // leave ~4 CTAs per head) and ragged split counts; default, early reads, and single launch.
