@@ -17,6 +17,7 @@ filters=(
   'DecodeAttention.EdgeLengthsThreeAndMaxSplits'
   'DecodeAttention.MoreItemsThanCtasAndSeveralPasses'
   'DecodeAttention.ManyRequestsSeveralStepsAndPasses'
+  'DecodeAttention.ManyRequestsRunOnIntoTheNextItem'
   'DecodeAttention.ItemSearchAtThirtyTwoRequests'
   'DecodeAttention.GroupsAndLayouts'
   'DecodeAttention.HeadDimsAndDtypes'
