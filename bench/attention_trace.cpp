@@ -33,26 +33,22 @@ void dump_csv(char const* what, unsigned long long const* prod, unsigned long lo
   if (path == nullptr || path[0] == '\0') return;
   std::FILE* f = std::fopen(path, "a");
   if (f == nullptr) return;
+  auto put = [&](unsigned long long t) {  // one column: empty if not written, else ns after t0
+    if (t == 0) {
+      std::fprintf(f, ",");
+    } else {
+      std::fprintf(f, ",%lld", static_cast<long long>(t) - static_cast<long long>(t0));
+    }
+  };
   for (int c = 0; c < trace::kMaxCtas; ++c) {
     unsigned long long const* row = prod + size_t(c) * trace::kSlots;
     if (row[kSmSlot] == 0) continue;
     std::fprintf(f, "\"%s\",%d,%llu", what, c, row[kSmSlot] - 1);
     for (int s = 0; s < trace::kSlots; ++s) {
-      if (s == kSmSlot) continue;
-      if (row[s] == 0) {
-        std::fprintf(f, ",");
-      } else {
-        std::fprintf(f, ",%lld", static_cast<long long>(row[s]) - static_cast<long long>(t0));
-      }
+      if (s != kSmSlot) put(row[s]);
     }
-    unsigned long long const* items = prod + (size_t(2) * trace::kMaxCtas + c) * trace::kSlots;
-    for (int s = 0; s < trace::kSlots; ++s) {
-      if (items[s] == 0) {
-        std::fprintf(f, ",");
-      } else {
-        std::fprintf(f, ",%lld", static_cast<long long>(items[s]) - static_cast<long long>(t0));
-      }
-    }
+    unsigned long long const* items = prod + (size_t(2) * trace::kMaxCtas + c) * trace::kSlots;  // table 2
+    for (int s = 0; s < trace::kSlots; ++s) put(items[s]);
     std::fprintf(f, "\n");
   }
   std::fclose(f);
