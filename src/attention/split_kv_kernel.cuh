@@ -55,7 +55,9 @@
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // before the wait; q and this step's keys are read after it. Either way every CTA waits, and
-// CTAs without an item exit after the wait. Triggers after the KV loop of its last item,
+// CTAs without an item exit after the wait. The next item's page ids and q (the
+// many-requests instance's hand-over and run-on) are read during the current item, after
+// the wait. Triggers after the KV loop of its last item,
 // before that item's merge and final stores (a CTA without items: at exit);
 // merge_splits_kernel follows and waits before reading the scratch.
 // Single launch (p.counters set, merge_if_last): no reducer follows; the counters and the
