@@ -131,6 +131,12 @@ __device__ __forceinline__ void cp_async_16_stream(void* smem, void const* gmem,
                "l"(policy)
                : "memory");
 }
+// 4 bytes (e.g. a page id) into shared memory: unlike a load into a register, it leaves no
+// register scoreboard pending, which the compiler would wait on at the next warp-level sync.
+__device__ __forceinline__ void cp_async_4(void* smem, void const* gmem) {
+  unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }

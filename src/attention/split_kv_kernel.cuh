@@ -56,8 +56,10 @@
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // before the wait; q and this step's keys are read after it. Either way every CTA waits, and
 // CTAs without an item exit after the wait. The next item's page ids and q (the
-// many-requests instance's hand-over and run-on) are read during the current item, after
-// the wait. Triggers after the KV loop of its last item,
+// many-requests instance's hand-over and run-on) are read during the current item: q after
+// the wait, the page ids with the current item's last fill tile -- after the wait too,
+// except under early_reads on the CTA's first item (the page table is then one of the
+// inputs it covers). Triggers after the KV loop of its last item,
 // before that item's merge and final stores (a CTA without items: at exit);
 // merge_splits_kernel follows and waits before reading the scratch.
 // Single launch (p.counters set, merge_if_last): no reducer follows; the counters and the
@@ -105,6 +107,9 @@ struct MmaSmem {
   static constexpr size_t kMergeBytes = size_t(kWarps) * kRowsPerCta * (D + 2) * sizeof(float);
   static constexpr size_t kKvBytes = kWarps * kWarpBytes;
   static constexpr size_t kBytes = kQBytes + (kKvBytes > kMergeBytes ? kKvBytes : kMergeBytes);
+  // kChain instances: then the next item's first page ids, two per lane (attend_split).
+  static constexpr size_t kIdsBytes = size_t(kWarps) * 32 * 2 * sizeof(int32_t);
+  static constexpr size_t kChainBytes = kBytes + kIdsBytes;
 };
 
 // D[16 x 8] += A[16 x 16] . B[16 x 8] in fp32 (AB: the PTX type of A and B).
@@ -430,6 +435,45 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     load_tile_at(mode, slot, tile_start(j), t_end, page_reg, base);
   };
 
+  // kChain: the next item's first page ids (as page_of's, -1 past its range), copied into
+  // shared memory with this item's last fill tile (that tile's commit group), read once this
+  // item's loop is done. Not loaded into registers: the compiler waits on a pending register
+  // load at the loop's first warp sync, and these (another request's page table, queued
+  // behind the fill's tiles) held tile 0's math back ~3.5 us (trace, sixteenth session).
+  int nx_begin = 0, nx_end = 0, nx_tiles = 0;
+  int32_t nx_lo = -1, nx_hi = -1;
+  int32_t* const nx_ids = reinterpret_cast<int32_t*>(smem_raw + Smem::kBytes) + (warp * 32 + lane) * 2;
+  auto nx_pos = [&](int j) { return nx_begin + (warp + j * kWarps) * kMmaTileKeys + lane % kMmaTileKeys; };
+  auto nx_has = [&](int j) { return j < nx_tiles && nx_pos(j) < nx_end; };
+  if constexpr (kChain) {
+    if (nx.b >= 0) {
+      int const nx_len = static_cast<int>(clamp_length(p, nx.len));
+      KeyRange const nx_keys = split_range(p, nx_len, nx.n, nx.split);
+      nx_begin = static_cast<int>(nx_keys.begin);
+      nx_end = static_cast<int>(nx_keys.end);
+      int const nx_all = nx_end > nx_begin ? (nx_end - nx_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
+      nx_tiles = nx_all > warp ? (nx_all - warp + kWarps - 1) / kWarps : 0;
+    }
+  }
+  auto copy_nx_ids = [&] {  // with the last fill tile's copies, before its commit
+    if constexpr (kChain) {
+      if (nx.b >= 0) {
+        int32_t const* nx_pages = p.page_table + int64_t(nx.b) * p.pt_stride;
+        int const lo = lane / kMmaTileKeys, hi = 2 + lane / kMmaTileKeys;
+        if (nx_has(lo)) cp_async_4(nx_ids, nx_pages + (nx_pos(lo) >> p.page_shift));
+        if (nx_has(hi)) cp_async_4(nx_ids + 1, nx_pages + (nx_pos(hi) >> p.page_shift));
+      }
+    }
+  };
+  auto read_nx_ids = [&] {  // after a wait for every group (this thread's own copies)
+    if constexpr (kChain) {
+      if (nx.b >= 0) {
+        nx_lo = nx_has(lane / kMmaTileKeys) ? nx_ids[0] : -1;
+        nx_hi = nx_has(2 + lane / kMmaTileKeys) ? nx_ids[1] : -1;
+      }
+    }
+  };
+
   // Round trips 2 and 3: the page ids of the first kStages + 1 tiles together (two tiles
   // per register), then the first kStages tiles' copies, one commit group each. With early
   // reads these run before the wait for old keys only (step-invariant pages); then the
@@ -462,29 +506,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     // or two tiles of the request): the others were complete before it.
     bool const copies = j < my_tiles && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys);
     if (copies) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
+    if (r + 1 == kStages) copy_nx_ids();
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
   BATON_MARK(0, 9);
-  // kChain: the next item's first page ids, landing during this item's loop.
-  int nx_begin = 0, nx_end = 0, nx_tiles = 0;
-  int32_t nx_lo = -1, nx_hi = -1;
-  if constexpr (kChain) {
-    if (nx.b >= 0) {
-      int const nx_len = static_cast<int>(clamp_length(p, nx.len));
-      KeyRange const nx_keys = split_range(p, nx_len, nx.n, nx.split);
-      nx_begin = static_cast<int>(nx_keys.begin);
-      nx_end = static_cast<int>(nx_keys.end);
-      int const nx_all = nx_end > nx_begin ? (nx_end - nx_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
-      nx_tiles = nx_all > warp ? (nx_all - warp + kWarps - 1) / kWarps : 0;
-      int32_t const* nx_pages = p.page_table + int64_t(nx.b) * p.pt_stride;
-      auto nx_page_of = [&](int j) -> int32_t {  // as page_of, for the next item
-        int const pos = nx_begin + (warp + j * kWarps) * kMmaTileKeys + lane % kMmaTileKeys;
-        return j < nx_tiles && pos < nx_end ? nx_pages[pos >> p.page_shift] : -1;
-      };
-      nx_lo = nx_page_of(lane / kMmaTileKeys);
-      nx_hi = nx_page_of(2 + lane / kMmaTileKeys);
-    }
-  }
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[rows.h[r0]] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[rows.h[r1]] : 0.f;
   int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
@@ -535,6 +560,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   bool const run_on = kChain && kNarrow && nx.b >= 0 && p.counters == nullptr;  // CTA-uniform
   auto loop_done = [&] {
     cp_async_wait<0>();
+    read_nx_ids();
     BATON_MARK(0, 5);
     BATON_ITEM_MARK(2);
     if (run_on) {
