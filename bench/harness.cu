@@ -4,9 +4,7 @@
 #include <cstdio>
 #include <memory>
 
-#ifndef BATON_GIT_REV
-#define BATON_GIT_REV "unknown"
-#endif
+#include "baton_build_info.h"  // generated: BATON_BUILD_INFO (cmake/build_info.cmake)
 
 namespace baton::bench {
 namespace {
@@ -124,7 +122,7 @@ GpuReport describe_gpu() {
     }
     pclose(f);
   }
-  r.revision = BATON_GIT_REV;
+  r.revision = BATON_BUILD_INFO;
   return r;
 }
 

@@ -44,7 +44,7 @@ struct GpuReport {
   int num_sms = 0;
   size_t l2_bytes = 0;
   std::string clocks;  // as nvidia-smi reads them now, or "n/a"
-  std::string revision;
+  std::string revision;  // git revision (-dirty if sources differ) and a hash of the sources
 };
 GpuReport describe_gpu();
 
