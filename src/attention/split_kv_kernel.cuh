@@ -26,13 +26,15 @@
 // attention --trace measures each phase. In the loop, the page ids of the tile after next are
 // loaded while the current tile is consumed, so no page-table load stands between a tile's
 // turn and its copy. In the many-requests instance (a CTA loops over several items of one
-// find_items pass), the next item's first page ids are loaded during the current item's
-// loop, so items after the first skip round trip (2) (NextItem, PageCarry); with at most 8
-// packed rows, its first tiles and q are requested during the current item's merge too.
+// find_items pass), the next item's first page ids are copied (cp.async, into shared memory)
+// with the current item's fill, so items after the first skip round trip (2) (NextItem,
+// PageCarry); with at most 8 packed rows, its first tiles and q are requested during the
+// current item's merge too.
 //
 // Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x D elements (K/V rows
 // unpadded and swizzled, kv_smem): 100 KB at D = 128 (2 CTAs per SM), 200 KB at D = 256,
-// 50 KB at D = 64.
+// 50 KB at D = 64; the many-requests (kChain) instance adds 1 KB for the next item's page ids
+// (MmaSmem::kChainBytes), which keeps the same CTAs per SM.
 //
 // Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V), read once per row chunk,
 // with an L2 evict-first policy when there is one row chunk (evict-normal when several
@@ -57,7 +59,7 @@
 // before the wait; q and this step's keys are read after it. Either way every CTA waits, and
 // CTAs without an item exit after the wait. The next item's page ids and q (the
 // many-requests instance's hand-over and run-on) are read during the current item: q after
-// the wait, the page ids with the current item's last fill tile -- after the wait too,
+// the wait, the page ids with the current item's fill tile kStages - 1 -- after the wait too,
 // except under early_reads on the CTA's first item (the page table is then one of the
 // inputs it covers). Triggers after the KV loop of its last item,
 // before that item's merge and final stores (a CTA without items: at exit);
@@ -285,8 +287,9 @@ __device__ __forceinline__ void producer_wait(AttentionParams const& p) {
 
 // The CTA's next item in the same pass of find_items (b < 0: none), and what an item hands
 // the next one (kChain: the many-requests instance): the next item's page ids for its first
-// kStages + 1 tiles, loaded during this item's KV loop, so that the next item issues its
-// first copies without the page-id round trip (same machine, 4 alternating runs, in-graph:
+// kStages + 1 tiles, copied into shared memory with this item's fill and read when its KV
+// loop is done (attend_split: copy_nx_ids), so that the next item issues its first copies
+// without the page-id round trip (same machine, 4 alternating runs, in-graph:
 // 64x4K 238.95 -> 238.39 us, 128x2K 244.45 -> 243.79; docs/benchmarking.md, fifteenth
 // session). With at most 8 packed rows the ring also runs on into the next item (attend_split:
 // run_on): its first tiles and q are requested during this item's merge and stores (same
@@ -436,13 +439,15 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   };
 
   // kChain: the next item's first page ids (as page_of's, -1 past its range), copied into
-  // shared memory with this item's last fill tile (that tile's commit group), read once this
-  // item's loop is done. Not loaded into registers: the compiler waits on a pending register
+  // shared memory in the commit group of fill tile kStages - 1 (before the PDL wait only
+  // under early reads), read once this item's loop is done. Not loaded into registers: the compiler waits on a pending register
   // load at the loop's first warp sync, and these (another request's page table, queued
   // behind the fill's tiles) held tile 0's math back ~3.5 us (trace, sixteenth session).
   int nx_begin = 0, nx_end = 0, nx_tiles = 0;
   int32_t nx_lo = -1, nx_hi = -1;
-  int32_t* const nx_ids = reinterpret_cast<int32_t*>(smem_raw + Smem::kBytes) + (warp * 32 + lane) * 2;
+  // Past kBytes: only the kChain instances are launched with it (MmaSmem::kChainBytes).
+  int32_t* const nx_ids =
+      kChain ? reinterpret_cast<int32_t*>(smem_raw + Smem::kBytes) + (warp * 32 + lane) * 2 : nullptr;
   auto nx_pos = [&](int j) { return nx_begin + (warp + j * kWarps) * kMmaTileKeys + lane % kMmaTileKeys; };
   auto nx_has = [&](int j) { return j < nx_tiles && nx_pos(j) < nx_end; };
   if constexpr (kChain) {
@@ -455,7 +460,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       nx_tiles = nx_all > warp ? (nx_all - warp + kWarps - 1) / kWarps : 0;
     }
   }
-  auto copy_nx_ids = [&] {  // with the last fill tile's copies, before its commit
+  auto copy_nx_ids = [&] {  // with fill tile kStages - 1's copies, before its commit
     if constexpr (kChain) {
       if (nx.b >= 0) {
         int32_t const* nx_pages = p.page_table + int64_t(nx.b) * p.pt_stride;
@@ -1019,7 +1024,7 @@ __device__ __forceinline__ int find_items(AttentionParams const& p, int c, int G
 }
 
 // CTAs per SM that shared memory allows (MmaSmem::kBytes: 50 / 100 / 200 KB at head_dim 64 /
-// 128 / 256); the register budget is held to the same occupancy.
+// 128 / 256, 1 KB more for kChain); the register budget is held to the same occupancy.
 template <int D>
 constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
 

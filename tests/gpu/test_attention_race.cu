@@ -162,9 +162,10 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
     return Status::invalid_argument(
         "launch_producer: the case must be bf16, head_dim 128, <= 8 rows, one split, default reads");
   }
-  constexpr size_t kSmem = MmaSmem<128, kDefaultStages>::kBytes;
   using bf16 = __nv_bfloat16;
   bool const many = p.batch > kFewRequests;
+  // The many-requests instance hands page ids over in shared memory past kBytes (as Producer::kSmem).
+  size_t const kSmem = many ? MmaSmem<128, kDefaultStages>::kChainBytes : MmaSmem<128, kDefaultStages>::kBytes;
   auto* kernel = many ? (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, true>
                               : split_kv_kernel<bf16, 128, kDefaultStages, true, false, true>)
                       : (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, false>
