@@ -74,7 +74,7 @@ Status launch_producer(AttentionParams const& p, DeviceInfo const& info, LaunchO
 template <class T, int D>
 Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions const& options) {
   // Single launch only when a CTA's rows of partials fit its shared memory for the merge
-  // (split_kv_kernel.cuh, merge_if_last); otherwise producer + reducer, with the same bits.
+  // (split_kv_merge_last.cuh, merge_if_last); otherwise producer + reducer, with the same bits.
   if (p.counters != nullptr && !attention::single_launch_fits<D, attention::kDefaultStages>(p.rows, p.max_splits)) {
     p.counters = nullptr;
   }
@@ -87,7 +87,7 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   p.trigger_after_wait = !reducer_follows && p.early_reads ? 1 : 0;
   // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
   // Up to kFewRequests requests, the instance whose only item search is a warp scan; past it,
-  // the one whose only search is find_items (split_kv_kernel.cuh).
+  // the one whose only search is find_items (split_kv_search.cuh).
   bool const many = p.batch > attention::kFewRequests;
   Status const produced =
       p.rows <= 8 ? (many ? launch_producer<Producer<T, D, true, true>>(p, info, options)

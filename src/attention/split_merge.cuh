@@ -1,6 +1,6 @@
 // The log-sum-exp merge of one row's split partials (decode-attention.md "Reducer"), shared
 // by the reducer kernel (merge_splits_kernel.cuh) and the single-launch producer's last CTA
-// per (request, kv head) (split_kv_kernel.cuh), so that both paths give the same bits.
+// per (request, kv head) (split_kv_merge_last.cuh), so that both paths give the same bits.
 //
 // For a row of n splits with partial lse_s and normalised partial outputs o_s:
 //   M   = max(max_s lse_s, sink)            (the sink only when some split is non-empty, so a
