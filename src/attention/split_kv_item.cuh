@@ -42,6 +42,14 @@ struct PageCarry {
   int32_t lo = -1, hi = -1;
 };
 
+// An item's keys [begin, end) go to the warps a 16-key tile at a time: warp w takes tiles w,
+// w + 4, ...; its tile count (of the current item and, with kChain, of the next one;
+// attend_split's start_of gives their first keys).
+__device__ __forceinline__ int warp_tile_count(int begin, int end, int warp) {
+  int const all = end > begin ? (end - begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
+  return all > warp ? (all - warp + kWarps - 1) / kWarps : 0;
+}
+
 // The online softmax's running-max step for a lane's two rows, given the maxima x0, x1 of
 // their new scores: the new maxima, the factors that rescale what was accumulated under the
 // old ones (1 while a row has seen no visible key), and whether any row of the warp moved.
@@ -127,9 +135,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   unsigned char* warp_kv = kv_raw + warp * Smem::kWarpBytes;
 
   // This warp's tiles: w, w + 4, ... of the split's ceil(keys / 16).
-  int const num_tiles = t_end > t_begin ? (t_end - t_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
-  int const my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
-  auto tile_start = [&](int j) { return t_begin + (warp + j * kWarps) * kMmaTileKeys; };
+  int const my_tiles = warp_tile_count(t_begin, t_end, warp);
+  // The first key of this warp's tile j of an item whose keys begin at `begin`.
+  auto start_of = [&](int begin, int j) { return begin + (warp + j * kWarps) * kMmaTileKeys; };
+  auto tile_start = [&](int j) { return start_of(t_begin, j); };
   // Page ids: a register holds two tiles' -- lanes base .. base + 15 the ids of keys 0..15 of
   // one tile (-1 past the range) -- so the first kStages + 1 (<= 4) tiles take two loads
   // per lane, in flight together.
@@ -193,15 +202,16 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 
   // kChain: the next item's first page ids (as page_of's, -1 past its range), copied into
   // shared memory in the commit group of fill tile kStages - 1 (before the PDL wait only
-  // under early reads), read once this item's loop is done. Not loaded into registers: the compiler waits on a pending register
-  // load at the loop's first warp sync, and these (another request's page table, queued
-  // behind the fill's tiles) held tile 0's math back ~3.5 us (trace, sixteenth session).
+  // under early reads), read once this item's loop is done. Not loaded into registers: the
+  // compiler waits on a pending register load at the loop's first warp sync, and these
+  // (another request's page table, queued behind the fill's tiles) held tile 0's math back
+  // ~3.5 us (trace, sixteenth session).
   int nx_begin = 0, nx_end = 0, nx_tiles = 0;
   int32_t nx_lo = -1, nx_hi = -1;
   // Past kBytes: only the kChain instances are launched with it (MmaSmem::kChainBytes).
   int32_t* const nx_ids =
       kChain ? reinterpret_cast<int32_t*>(smem_raw + Smem::kBytes) + (warp * 32 + lane) * 2 : nullptr;
-  auto nx_pos = [&](int j) { return nx_begin + (warp + j * kWarps) * kMmaTileKeys + lane % kMmaTileKeys; };
+  auto nx_pos = [&](int j) { return start_of(nx_begin, j) + lane % kMmaTileKeys; };
   auto nx_has = [&](int j) { return j < nx_tiles && nx_pos(j) < nx_end; };
   if constexpr (kChain) {
     if (nx.b >= 0) {
@@ -209,8 +219,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       KeyRange const nx_keys = split_range(p, nx_len, nx.n, nx.split);
       nx_begin = static_cast<int>(nx_keys.begin);
       nx_end = static_cast<int>(nx_keys.end);
-      int const nx_all = nx_end > nx_begin ? (nx_end - nx_begin + kMmaTileKeys - 1) / kMmaTileKeys : 0;
-      nx_tiles = nx_all > warp ? (nx_all - warp + kWarps - 1) / kWarps : 0;
+      nx_tiles = warp_tile_count(nx_begin, nx_end, warp);
     }
   }
   auto copy_nx_ids = [&] {  // with fill tile kStages - 1's copies, before its commit
@@ -326,7 +335,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
 #pragma unroll
       for (int j = 0; j + 1 < kStages; ++j) {
         if (j < nx_tiles) {
-          load_tile_at(kAll, j, nx_begin + (warp + j * kWarps) * kMmaTileKeys, nx_end, j < 2 ? nx_lo : nx_hi,
+          load_tile_at(kAll, j, start_of(nx_begin, j), nx_end, j < 2 ? nx_lo : nx_hi,
                        (j % 2) * kMmaTileKeys);
         }
         cp_async_commit();  // one group per tile, present or not (the next item counts them)
