@@ -36,8 +36,8 @@ detail::KernelTraits const kProducerTraits{"decode_attention.split_kv", /*waits_
 template <class T, int D, bool kNarrow = false, bool kMany = false>
 struct Producer {
   static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow, true, kMany>;
-  using Smem = attention::MmaSmem<D, attention::kDefaultStages>;
-  static constexpr size_t kSmem = kMany ? Smem::kChainBytes : Smem::kBytes;  // kMany: kChain
+  // kMany instances are the chained ones (kChain: the next item's page ids past kBytes).
+  static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages>::launch_bytes(kMany);
 
   // Producer CTAs resident at once on `device` (SMs x CTAs per SM); also raises the kernel's
   // shared memory limit, which launching needs. Read once per device and thread.

@@ -40,6 +40,8 @@ struct MmaSmem {
   // kChain instances: then the next item's first page ids, two per lane (attend_split).
   static constexpr size_t kIdsBytes = size_t(kWarps) * 32 * 2 * sizeof(int32_t);
   static constexpr size_t kChainBytes = kBytes + kIdsBytes;
+  // What a launch of the producer instance gives it (every launch site sizes it from here).
+  static constexpr size_t launch_bytes(bool chain) { return chain ? kChainBytes : kBytes; }
 };
 
 // D[16 x 8] += A[16 x 16] . B[16 x 8] in fp32 (AB: the PTX type of A and B).

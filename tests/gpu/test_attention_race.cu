@@ -164,8 +164,7 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   }
   using bf16 = __nv_bfloat16;
   bool const many = p.batch > kFewRequests;
-  // The many-requests instance hands page ids over in shared memory past kBytes (as Producer::kSmem).
-  size_t const kSmem = many ? MmaSmem<128, kDefaultStages>::kChainBytes : MmaSmem<128, kDefaultStages>::kBytes;
+  size_t const kSmem = MmaSmem<128, kDefaultStages>::launch_bytes(many);  // kMany instances: kChain
   auto* kernel = many ? (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, true>
                               : split_kv_kernel<bf16, 128, kDefaultStages, true, false, true>)
                       : (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, false>
