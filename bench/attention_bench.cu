@@ -103,6 +103,17 @@ int run_attention_bench(BenchOptions const& opt) {
   std::printf("split plan: %s, max_splits %d, min_keys_per_split %d, ctas_per_wave %d, q_len %d (plan's %d)\n",
               wave > 0 ? "balanced" : "SGLang", max_splits, min_keys, wave, q_len, plan_q_len);
 
+  // The methods' floor: a producer and a reducer that do nothing (two empty kernels of one CTA
+  // per SM, PDL-chained), so the small shapes' columns read as floor + work.
+  {
+    Timer floor_timer;
+    Timing const g = floor_timer.in_graph_per_call(empty_kernels(PdlMode::kOn, 2, gpu.num_sms), 48);
+    Timing const cold = floor_timer.cold_single_call(empty_kernels(PdlMode::kOn, 2, gpu.num_sms));
+    Timing const cold1 = floor_timer.cold_single_call(empty_kernels(PdlMode::kOn, 1, gpu.num_sms));
+    std::printf("floor: two empty kernels (producer + reducer) in-graph %s us per call, single-call cold %s us "
+                "(one kernel: %s us)\n",
+                fmt(g.median_us).c_str(), fmt(cold.median_us).c_str(), fmt(cold1.median_us).c_str());
+  }
   Table table({"shape", "KV MB", "graph us", "PDL off", "early", "1-launch", "early 1L", "TB/s", "of 4.4", "cold us",
                "cold PDL off", "cold early", "cold 1-launch", "cold early 1L", "eager us", "eager PDL off",
                "eager 1-launch", "target"});

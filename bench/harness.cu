@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "baton_build_info.h"  // generated: BATON_BUILD_INFO (cmake/build_info.cmake)
+#include "common/pdl.cuh"
+#include "runtime/launch.h"
 
 namespace baton::bench {
 namespace {
@@ -15,6 +17,14 @@ __global__ void overwrite(int4* p, size_t n, int v) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     p[i] = make_int4(v, v, v, v);
   }
+}
+
+struct EmptyParams {
+  int unused;
+};
+__global__ void empty_kernel(__grid_constant__ EmptyParams const) {
+  wait_on_prior_grid();
+  allow_next_grid();
 }
 
 Timing summarize(std::vector<double> v) {
@@ -124,6 +134,17 @@ GpuReport describe_gpu() {
   }
   r.revision = BATON_BUILD_INFO;
   return r;
+}
+
+Enqueue empty_kernels(PdlMode pdl, int kernels, int ctas) {
+  return [=](cudaStream_t stream, int) {
+    for (int k = 0; k < kernels; ++k) {
+      Status const s = detail::launch(empty_kernel, {"empty", true}, {dim3(static_cast<unsigned>(ctas)), dim3(32)},
+                                      {stream, pdl}, EmptyParams{});
+      if (!s.is_ok()) return false;
+    }
+    return true;
+  };
 }
 
 std::string fmt(double value, int digits) {

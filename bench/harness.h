@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/launch.h"
+
 namespace baton::bench {
 
 // Enqueues call number `i` (0-based) on `stream`; returns false on failure.
@@ -47,6 +49,10 @@ struct GpuReport {
   std::string revision;  // git revision (-dirty if sources differ) and a hash of the sources
 };
 GpuReport describe_gpu();
+
+// The floor of a method: `kernels` empty kernels (each only waits and triggers) launched the way
+// baton launches, PDL-chained unless pdl is kOff, with `ctas` CTAs each.
+Enqueue empty_kernels(PdlMode pdl, int kernels = 1, int ctas = 1);
 
 // `value` with `digits` decimals, or "-" when not measured.
 std::string fmt(double value, int digits = 2);

@@ -18,11 +18,9 @@
 #include <vector>
 
 #include "baton/metadata.h"
-#include "common/pdl.cuh"
 #include "harness.h"
 #include "bench_options.h"
 #include "report.h"
-#include "runtime/launch.h"
 
 namespace baton::bench {
 namespace {
@@ -48,15 +46,6 @@ __global__ void shift_right(int32_t const* in, int32_t* out, int64_t n, int shif
 __global__ void copy_into(int32_t const* in, int32_t* out, int64_t n) {
   int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (i < n) out[i] = in[i];
-}
-
-// The floor: a kernel that only waits and triggers, launched the way baton launches.
-struct EmptyParams {
-  int unused;
-};
-__global__ void empty_kernel(__grid_constant__ EmptyParams const) {
-  wait_on_prior_grid();
-  allow_next_grid();
 }
 
 template <class T>
@@ -96,14 +85,8 @@ int run_metadata_bench(BenchOptions const& opt) {
   if (opt.shape[0] > 0) shapes = {{opt.shape[0], opt.shape[1], opt.shape[2]}};
 
   Timer timer;
-  auto empty = [](PdlMode pdl) {
-    return [pdl](cudaStream_t stream, int) {
-      return detail::launch(empty_kernel, {"empty", true}, {dim3(1), dim3(32)}, {stream, pdl}, EmptyParams{})
-          .is_ok();
-    };
-  };
-  Timing floor_on = timer.in_graph_per_call(empty(PdlMode::kOn), 48);
-  Timing floor_off = timer.in_graph_per_call(empty(PdlMode::kOff), 48);
+  Timing floor_on = timer.in_graph_per_call(empty_kernels(PdlMode::kOn), 48);
+  Timing floor_off = timer.in_graph_per_call(empty_kernels(PdlMode::kOff), 48);
   std::printf("floor: empty kernel in-graph per call %s us with PDL, %s us without\n", fmt(floor_on.median_us).c_str(),
               fmt(floor_off.median_us).c_str());
 
