@@ -14,3 +14,4 @@ for r in $(seq "$reps"); do
     grep -E "^\| (shape|[0-9]|mix)" "$log" | awk -F'|' '{printf "%-14s %9s %9s %9s %9s %9s %6s\n", $2, $4, $5, $6, $7, $8, $9}'
   done
 done
+python3 "$(dirname "$0")/ab_summary.py" "$out"  # medians per shape (graph us)
