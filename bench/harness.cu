@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "baton_build_info.h"  // generated: BATON_BUILD_INFO (cmake/build_info.cmake)
 #include "common/pdl.cuh"
@@ -17,6 +19,17 @@ __global__ void overwrite(int4* p, size_t n, int v) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     p[i] = make_int4(v, v, v, v);
   }
+}
+
+// Reads n int4 and writes nothing (unless the xor of all is a value no fill produces): a flush
+// that leaves L2 full of clean lines (BATON_BENCH_FLUSH=read, a diagnostic of the cold method).
+__global__ void read_all(int4 const* p, size_t n, int4* sink) {
+  int acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    int4 const v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7f3a91c5) sink[0] = make_int4(acc, 0, 0, 0);
 }
 
 struct EmptyParams {
@@ -58,6 +71,8 @@ Timer::Timer() {
   cudaEventCreate(&start_);
   cudaEventCreate(&stop_);
   cudaMalloc(&flush_, kFlushBytes);
+  char const* mode = std::getenv("BATON_BENCH_FLUSH");
+  flush_read_ = mode != nullptr && std::string(mode) == "read";
 }
 
 Timer::~Timer() {
@@ -75,7 +90,11 @@ Timing Timer::replay(Enqueue const& call, int calls, int replays, bool flush) {
   std::vector<double> us;
   size_t const n = kFlushBytes / sizeof(int4);
   for (int r = 0; r < replays + 3; ++r) {  // 3 warm-up replays
-    if (flush) overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
+    if (flush && flush_read_) {
+      read_all<<<1024, 256, 0, stream_>>>(static_cast<int4 const*>(flush_), n, static_cast<int4*>(flush_));
+    } else if (flush) {
+      overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
+    }
     cudaEventRecord(start_, stream_);
     cudaGraphLaunch(exec, stream_);
     cudaEventRecord(stop_, stream_);

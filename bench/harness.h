@@ -39,6 +39,7 @@ class Timer {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   void* flush_ = nullptr;  // 256 MB
+  bool flush_read_ = false;  // BATON_BENCH_FLUSH=read: the flush reads (clean L2) instead of writing
 };
 
 struct GpuReport {
