@@ -48,8 +48,8 @@
 // it was written before the chain started). Every CTA waits, right before its first read of
 // the scratch (and, by default, of num_kv_splits) (AttentionRace.HarnessCatchesAReducer-
 // WithoutItsWait: each form compiled without the wait fails the race harness). The small
-// form triggers right after the wait, the medium and large forms at exit: whatever follows
-// (the next layer) waits for its completion either way.
+// form triggers right after the wait (with early reads: at entry), the medium and large forms
+// at exit: whatever follows (the next layer) waits for its completion either way.
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -223,11 +223,20 @@ __global__ void __launch_bounds__(D)
   // (pdl-contract.md rule 1): read it before the wait. Otherwise it may come from an earlier
   // kernel of the step: after the wait.
   int n = p.early_reads ? r.split_count(p) : 0;
+  // Next: the following layer's kernels (they wait for this grid's completion). With early
+  // reads this small grid triggers at entry: it launches once every producer CTA is past its
+  // KV loop, so the next kernel -- in a chain of layers the next producer, whose item search
+  // and old-key copies come before its wait -- starts copying during the producer's last
+  // stores and this merge (same machine, alternating runs, in-graph, early reads: 1x32K 35.91
+  // -> 35.12 and 35.88 -> 35.21 us on two machines, the other shapes within noise;
+  // docs/benchmarking.md, eighteenth session). By default it triggers right after the wait
+  // (the next producer could only wait; a trigger at entry measured slower at 1x1K, rev
+  // 5a6b2b9). The medium and large forms trigger at exit in both modes (below): at entry
+  // under early reads they moved the ragged batches by -1.7 / +1.6 us and 64x4K by +3.7.
+  bool const entry_trigger = p.early_reads != 0;
+  if (entry_trigger) allow_next_grid();
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
-  // Next: the following layer's kernels (they wait for this grid's completion). This small
-  // grid triggers right after the wait, so the next kernel's launch overlaps the merge (the
-  // medium and large forms trigger at exit, below).
-  allow_next_grid();
+  if (!entry_trigger) allow_next_grid();
   BATON_MARK(1, 1);
 
   // Latency-bound. n known (early reads): lse of split `lane` and dim d of up to 32 splits in
