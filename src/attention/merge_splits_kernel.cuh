@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(D)
   // docs/benchmarking.md, eighteenth session). By default it triggers right after the wait
   // (the next producer could only wait; a trigger at entry measured slower at 1x1K, rev
   // 5a6b2b9). The medium and large forms trigger at exit in both modes (below): at entry
-  // under early reads they moved the ragged batches by -1.7 / +1.6 us and 64x4K by +3.7.
+  // under early reads they moved the ragged batch by -1.7 us, the mix by +1.6 and 64x4K by +3.7.
   bool const entry_trigger = p.early_reads != 0;
   if (entry_trigger) allow_next_grid();
   if constexpr (kWait) wait_on_prior_grid();  // before the first read of producer data
