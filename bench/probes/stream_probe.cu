@@ -25,14 +25,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));          \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "probe_util.cuh"
 
 namespace {
 
@@ -69,11 +62,6 @@ struct Args {
   int interleave;          // kPagedLayout: K and V copies of rows 2i, 2i + 1 alternate
 };
 
-__device__ __forceinline__ unsigned long long now() {
-  unsigned long long x;
-  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(x));
-  return x;
-}
 __device__ __forceinline__ unsigned smem_u32(void const* p) { return unsigned(__cvta_generic_to_shared(p)); }
 __device__ __forceinline__ char const* nhd_row(char const* base, int64_t key, int head) {
   return base + (key * kHeads + head) * kRow;
@@ -98,7 +86,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) stream_kernel(Args a) {
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int const slot_bytes = M == kPagedLayout ? 2 * kTileKeys * a.pitch : kStageBytes;
   char* ring = smem + warp * kStages * slot_bytes;
-  if (threadIdx.x == 0) a.t[blockIdx.x * 2] = now();
+  if (threadIdx.x == 0) a.t[blockIdx.x * 2] = probe_now();
   if (is_bulk(M)) {
     if (lane == 0)
       for (int s = 0; s < kStages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[warp][s])));
@@ -206,7 +194,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) stream_kernel(Args a) {
   }
   if (acc == 0x12345678u) a.sink[0] = acc;  // keeps the reads
   __syncthreads();
-  if (threadIdx.x == 0) a.t[blockIdx.x * 2 + 1] = now();
+  if (threadIdx.x == 0) a.t[blockIdx.x * 2 + 1] = probe_now();
 }
 
 struct Result {
