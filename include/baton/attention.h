@@ -42,8 +42,9 @@ struct DecodeAttentionArgs {
   // this one); the producer then loads them, and the K/V rows of tokens before the last q_len
   // positions (pages nothing in the step writes), while the previous kernel finishes. q and
   // this step's new K/V rows are still read after the wait. Outputs are the same bit for bit.
-  // When no reducer follows (single_launch, or max_splits 1), the producer then also lets the
-  // next kernel launch right after its own wait, so that kernel's early reads overlap it.
+  // When no reducer follows (single_launch, or max_splits 1), or the reducer is a small grid
+  // (at most 2 rows per SM) that fits on the SMs beside the producer's, the producer then also
+  // lets the next kernels launch right after its own wait, so that their early reads overlap it.
   bool inputs_written_before_chain = false;
   // Single launch (decode-attention.md "Single-launch variant"): no reducer kernel. The last
   // producer CTA to finish for a (request, kv head) merges the splits itself, found by an

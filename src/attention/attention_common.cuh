@@ -47,7 +47,7 @@ struct AttentionParams {
   float* part_o;       // [batch, max_splits, q_len, num_q_heads, head_dim]
   float* part_lse;     // [batch, max_splits, q_len, num_q_heads]
   int* counters;       // single launch: [batch, num_kv_heads, row_chunks] arrivals; else null
-  int trigger_after_wait;  // no reducer follows (single launch, or one split): the producer triggers after its wait
+  int trigger_after_wait;  // early reads, and no reducer or a small one that fits beside: the producer triggers after its wait
 };
 
 // Device-side clamps, so that no input can make a kernel read out of bounds: split counts to

@@ -57,8 +57,13 @@ struct Producer {
   }
 };
 
-template <class Prod>
-Status launch_producer(AttentionParams const& p, DeviceInfo const& info, LaunchOptions const& options) {
+// Which reducer follows the producer (launch_typed): none (single launch, one split), the
+// small form (at most 2 rows per SM), or the medium or large form.
+enum class Follower { kNone, kSmallReducer, kOtherReducer };
+
+template <class T, int D, class Prod>
+Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions const& options, Follower follower,
+                       int64_t reducer_rows) {
   // Grid y: enough CTAs per (kv head, row chunk) for every work item, at most one wave of the
   // device (split_kv_kernel.cuh); CTAs loop over items past that.
   int wave = 0;
@@ -67,6 +72,34 @@ Status launch_producer(AttentionParams const& p, DeviceInfo const& info, LaunchO
   int64_t const wave_y = std::max<int64_t>(1, wave / heads);
   int64_t const items = int64_t(p.batch) * p.max_splits;
   unsigned const grid_y = static_cast<unsigned>(std::min<int64_t>({items, wave_y, 65535}));
+  // Where the producer triggers. By default after its last item's KV loop, before that item's
+  // merge and stores (decode-attention.md). With early reads (the caller runs a chain that
+  // reads before its waits) right after its wait when no reducer follows, or when the small
+  // reducer does (it triggers at entry under early reads) and all its CTAs fit on the SMs
+  // beside this grid's: the reducer then launches while this grid streams and waits, and the
+  // next kernel -- the next layer's producer, whose item search and old-key copies come before
+  // its wait -- launches behind it and copies on the SMs this grid leaves free, one grid deep
+  // (that producer triggers only after its own wait). Same machine, alternating runs,
+  // in-graph, early reads, after the KV loop -> after the wait (docs/benchmarking.md,
+  // nineteenth session):
+  // - small reducer: 1x1K 6.25 -> 5.62 us, 8x1K 12.62 -> 11.30, 1x8K 12.88 -> 12.50, 1x32K
+  //   34.56 -> 33.95. Without the fit test, with 8 draft tokens: 1x1K 9.49 -> 8.46, but 1x8K
+  //   +0.3 and 1x32K +1.7, where the wide producer (204 registers) leaves room for one
+  //   reducer CTA per SM and half of the reducer's 256 would queue behind its CTAs;
+  // - the medium and large reducers: 64x4K +1.4 us, the mix +0.4, so they keep the default;
+  // - single launch: 8x1K 14.30 -> 13.85 us, 1x32K 41.1 -> 40.0, ragged 59.2 -> 57.1.
+  // Without early reads the next kernel would only sit waiting (single launch, 1x1K 8.40 -> 8.94).
+  bool after_wait = p.early_reads && follower != Follower::kOtherReducer;
+  if (after_wait && follower == Follower::kSmallReducer) {
+    int64_t const ctas = heads * grid_y;
+    int const per_sm = static_cast<int>((ctas + info.num_sms - 1) / info.num_sms);
+    detail::KernelShape const merge{reinterpret_cast<void const*>(attention::merge_splits_kernel<T, D>), D, 0};
+    detail::KernelShape const self{reinterpret_cast<void const*>(Prod::kernel), attention::kThreads, Prod::kSmem};
+    int beside = 0;
+    BATON_RETURN_IF_ERROR(detail::ctas_beside_per_sm(merge, self, per_sm, kProducerTraits, &beside));
+    after_wait = int64_t(beside) * info.num_sms >= reducer_rows;
+  }
+  p.trigger_after_wait = after_wait ? 1 : 0;
   detail::LaunchConfig config{dim3(static_cast<unsigned>(heads), grid_y), dim3(attention::kThreads), Prod::kSmem};
   return detail::launch(Prod::kernel, kProducerTraits, config, options, p);
 }
@@ -79,25 +112,6 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
     p.counters = nullptr;
   }
   bool const reducer_follows = p.max_splits > 1 && p.counters == nullptr;
-  // No reducer follows and the caller runs a chain that reads before its waits (early reads):
-  // trigger right after the wait, so the next kernel's early work overlaps this grid (same
-  // machine, single launch + early reads: 8x1K 14.30 -> 13.85 us, 1x32K 41.1 -> 40.0, ragged
-  // 59.2 -> 57.1). Without early reads the next kernel would only sit waiting: measured 0.5
-  // us slower at 1x1K (8.40 -> 8.94), so the trigger stays after the KV loop.
-  p.trigger_after_wait = !reducer_follows && p.early_reads ? 1 : 0;
-  // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
-  // Up to kFewRequests requests, the instance whose only item search is a warp scan; past it,
-  // the one whose only search is find_items (split_kv_search.cuh).
-  bool const many = p.batch > attention::kFewRequests;
-  Status const produced =
-      p.rows <= 8 ? (many ? launch_producer<Producer<T, D, true, true>>(p, info, options)
-                          : launch_producer<Producer<T, D, true>>(p, info, options))
-                  : (many ? launch_producer<Producer<T, D, false, true>>(p, info, options)
-                          : launch_producer<Producer<T, D, false>>(p, info, options));
-  BATON_RETURN_IF_ERROR(produced);
-  // One split everywhere: every request finished in the producer; single launch: merged there.
-  if (!reducer_follows) return Status::ok();
-
   int64_t const rows = int64_t(p.batch) * p.q_len * p.num_q_heads;
   // Reducer forms (merge_splits_kernel.cuh): up to 2 rows per SM the small form (a CTA per
   // row; triggers the next kernel early and, without early reads, loads before the split
@@ -105,6 +119,21 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   // beside the producer's); past that the large form (a warp per row, 4 per CTA). The last
   // two read the split count first and trigger at exit.
   bool const small_grid = rows <= 2 * int64_t(info.num_sms);
+  Follower const follower =
+      !reducer_follows ? Follower::kNone : small_grid ? Follower::kSmallReducer : Follower::kOtherReducer;
+  // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
+  // Up to kFewRequests requests, the instance whose only item search is a warp scan; past it,
+  // the one whose only search is find_items (split_kv_search.cuh).
+  bool const many = p.batch > attention::kFewRequests;
+  Status const produced =
+      p.rows <= 8 ? (many ? launch_producer<T, D, Producer<T, D, true, true>>(p, info, options, follower, rows)
+                          : launch_producer<T, D, Producer<T, D, true>>(p, info, options, follower, rows))
+                  : (many ? launch_producer<T, D, Producer<T, D, false, true>>(p, info, options, follower, rows)
+                          : launch_producer<T, D, Producer<T, D, false>>(p, info, options, follower, rows));
+  BATON_RETURN_IF_ERROR(produced);
+  // One split everywhere: every request finished in the producer; single launch: merged there.
+  if (!reducer_follows) return Status::ok();
+
   detail::KernelTraits const reducer{"decode_attention.merge_splits", /*waits_on_prior_grid=*/true};
   if (small_grid || rows <= attention::medium_reducer_rows(info.num_sms)) {  // a CTA per row, a thread per dim
     detail::LaunchConfig const merge{dim3(static_cast<unsigned>(rows)), dim3(D)};

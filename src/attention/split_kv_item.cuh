@@ -9,16 +9,19 @@
 
 namespace baton::attention {
 
-// The producer's PDL wait. When no reducer follows (single launch, or one split) it is also
-// the trigger: whatever kernel comes next waits for this grid's completion anyway, so it may
-// be scheduled as soon as this grid may run -- its launch, and with early reads its item
-// search and old-key copies, overlap this grid's work. After the wait, not first thing: a
-// chain of such calls keeps one grid waiting behind the running one, not every grid that
-// fits (measured: a trigger at entry let the next calls' early copies crowd the running one).
+// The producer's PDL wait. With early reads and no reducer (single launch, or one split), or
+// a small reducer grid that fits beside this one, it is also the trigger (p.trigger_after_wait, set by the host:
+// decode_attention.cu): whatever kernel comes next waits for this grid's completion anyway,
+// so it may be scheduled as soon as this grid may run -- its launch and, in a chain that
+// reads early, its item search and old-key copies overlap this grid's work (the small
+// reducer triggers at entry under early reads and passes the launch on). After the wait, not
+// first thing: a chain of such calls keeps one grid waiting behind the running one, not every
+// grid that fits (measured: a trigger at entry let the next calls' early copies crowd the
+// running one).
 template <bool kWait>
 __device__ __forceinline__ void producer_wait(AttentionParams const& p) {
   if constexpr (kWait) wait_on_prior_grid();
-  if (p.trigger_after_wait) allow_next_grid();  // next: any kernel of the step (e.g. the next layer's producer)
+  if (p.trigger_after_wait) allow_next_grid();  // next: merge_splits_kernel or any kernel of the step
 }
 
 // The CTA's next item in the same pass of find_items (b < 0: none), and what an item hands

@@ -72,10 +72,12 @@
 // merge_splits_kernel follows and waits before reading the scratch.
 // Single launch (p.counters set, merge_if_last): no reducer follows; the counters and the
 // other CTAs' partials are touched only after the wait, and whatever kernel follows waits
-// for this grid's completion, so the early trigger only lets it be scheduled. When no reducer
-// follows (single launch or max_splits 1) and early_reads is set, the trigger comes right
-// after the wait (producer_wait): the next kernel's launch and pre-wait reads overlap this
-// whole grid, one grid deep.
+// for this grid's completion, so the early trigger only lets it be scheduled. With
+// early_reads, when no reducer follows (single launch or max_splits 1) or the small reducer
+// does (at most 2 rows per SM; it triggers at entry under early reads) and all its CTAs fit
+// on the SMs beside this grid's (decode_attention.cu, launch_producer), the trigger comes
+// right after the wait (producer_wait): the reducer launches and sits in its wait, and the
+// next kernel's launch and pre-wait reads overlap this whole grid, one grid deep.
 #pragma once
 
 #include "attention/split_kv_item.cuh"

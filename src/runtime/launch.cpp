@@ -3,7 +3,9 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -152,6 +154,49 @@ Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int th
     cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, func, threads, smem_bytes);
     if (err != cudaSuccess) return cuda_status(err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", traits.name);
     *fresh = n < 1 ? 1 : n;
+    return Status::ok();
+  });
+}
+
+Status ctas_beside_per_sm(KernelShape const& self, KernelShape const& beside, int beside_ctas,
+                          KernelTraits const& traits, int* ctas) {
+  int device = 0;
+  BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
+  auto const key = std::make_tuple(device, self.func, self.threads, self.smem_bytes, beside.func, beside.threads,
+                                   beside.smem_bytes, beside_ctas);
+  return cached(key, ctas, [&](int* fresh) {
+    int regs = 0, threads = 0, smem = 0, reserved = 0, slots = 0;
+    for (auto [attr, value] : {std::pair{cudaDevAttrMaxRegistersPerMultiprocessor, &regs},
+                               std::pair{cudaDevAttrMaxThreadsPerMultiProcessor, &threads},
+                               std::pair{cudaDevAttrMaxSharedMemoryPerMultiprocessor, &smem},
+                               std::pair{cudaDevAttrReservedSharedMemoryPerBlock, &reserved},
+                               std::pair{cudaDevAttrMaxBlocksPerMultiprocessor, &slots}}) {
+      cudaError_t err = cudaDeviceGetAttribute(value, attr, device);
+      if (err != cudaSuccess) return cuda_status(err, "cudaDeviceGetAttribute", traits.name);
+    }
+    struct Use {
+      int64_t regs, threads, smem;
+    };
+    auto use_of = [&](KernelShape const& k, Use* use) {
+      cudaFuncAttributes attr{};
+      cudaError_t err = cudaFuncGetAttributes(&attr, k.func);
+      if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", traits.name);
+      int64_t const warps = (k.threads + 31) / 32;
+      int64_t const per_warp = (int64_t(attr.numRegs) * 32 + 255) / 256 * 256;
+      *use = {warps * per_warp, warps * 32, int64_t(attr.sharedSizeBytes) + int64_t(k.smem_bytes) + reserved};
+      return Status::ok();
+    };
+    Use s{}, b{};
+    BATON_RETURN_IF_ERROR(use_of(self, &s));
+    BATON_RETURN_IF_ERROR(use_of(beside, &b));
+    int64_t const left_regs = regs - beside_ctas * b.regs, left_threads = threads - beside_ctas * b.threads;
+    int64_t const left_smem = smem - beside_ctas * b.smem, left_slots = slots - beside_ctas;
+    int64_t n = 0;
+    if (left_regs >= 0 && left_threads >= 0 && left_smem >= 0 && left_slots >= 0) {
+      n = std::min({left_regs / std::max<int64_t>(s.regs, 1), left_threads / std::max<int64_t>(s.threads, 1),
+                    left_smem / std::max<int64_t>(s.smem, 1), left_slots});
+    }
+    *fresh = static_cast<int>(n);
     return Status::ok();
   });
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -639,6 +640,52 @@ TEST_F(DecodeAttention, GraphCapturedOnceReplaysNewLengthsPagesAndSplits) {
   CUDA_CHECK(cudaGraphDestroy(graph));
   CUDA_CHECK(cudaStreamDestroy(stream));
   }
+}
+
+// Layers as an engine chains them with early reads: back-to-back calls in one stream (eager,
+// then captured in one graph), each on its own K/V, q, lengths, split counts and outputs, all
+// sharing one workspace. With early reads and a small reducer grid the producer triggers
+// right after its wait and the reducer at entry, so a layer's reducer launches while its
+// producer streams and the next layer's producer launches during them (pdl.md); every
+// layer must still match the reference. A reducer that read before its producer was done,
+// or a producer that wrote the shared partials before the previous layer's reducer had read
+// them, would mix layers.
+TEST_F(DecodeAttention, EarlyReadsChainOfLayersSharingTheWorkspace) {
+  constexpr int kLayers = 6;
+  std::vector<std::unique_ptr<DeviceAttention>> layers;
+  for (int l = 0; l < kLayers; ++l) {
+    AttnShape s;
+    s.lens = {3000 - 311 * l, 40 + 7 * l, 777, l % 3 == 0 ? 0 : 1};
+    s.max_splits = 16;
+    s.splits = {16, 2, 5 + l % 3, 1};
+    s.page_size = 64;
+    s.sinks = l % 2 == 1;
+    s.early = true;
+    s.seed = 11 + l;
+    layers.push_back(std::make_unique<DeviceAttention>(s));
+  }
+  Workspace const shared = layers[0]->ws();  // every layer's workspace is the same size
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "one graph" : "eager");
+    for (auto& d : layers) d->poison();
+    cudaGraph_t g = nullptr;
+    if (graph) CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (auto& d : layers) BATON_ASSERT_OK(decode_attention(d->args, shared, {stream, PdlMode::kOn}));
+    if (graph) {
+      CUDA_CHECK(cudaStreamEndCapture(stream, &g));
+      cudaGraphExec_t exec;
+      CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+      CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      CUDA_CHECK(cudaGraphExecDestroy(exec));
+      CUDA_CHECK(cudaGraphDestroy(g));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int l = 0; l < kLayers; ++l) EXPECT_TRUE(layers[l]->matches_reference()) << "layer " << l;
+  }
+  CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 // The single-launch mode (the last CTA per (request, kv head) merges) gives the same bits as
