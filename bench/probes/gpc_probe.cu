@@ -16,8 +16,9 @@
 // 2. Rates. Two CTAs per SM (512 threads each, 64 KB of 16-byte loads in flight per CTA),
 //    each streaming MB_PER_CTA of its own, untouched by any other CTA (no L2 reuse); per CTA
 //    its SM and its start and end (globaltimer). Runs: every SM streams; then each group
-//    alone (the CTAs of other SMs exit at once). Printed per group: SMs, the median and last
-//    end, and the group's rate (its bytes over its last end), with every SM and alone.
+//    alone (the CTAs of other SMs exit at once); before each run a kernel reads 256 MB, so the
+//    stream comes from DRAM. Printed per group: SMs, the median (upper) and last end, and the
+//    group's rate (its bytes over its last end), with every SM and alone.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -73,6 +74,17 @@ __global__ void __launch_bounds__(kStreamThreads, 2) stream_kernel(uint4 const* 
   __syncthreads();
   if (threadIdx.x == 0) t[2 * blockIdx.x + 1] = probe_now();
   if (acc == 0x12345678u) *sink = acc;  // keeps the loads
+}
+
+// Reads `n` 16-byte words, so that L2 holds clean lines of this buffer and none of the
+// stream's: every stream run reads from DRAM (a 2-SM group alone reads 32 MB, under the L2).
+__global__ void flush_kernel(uint4 const* p, int64_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint4 const v = __ldcs(p + i);
+    acc ^= v.x ^ v.w;
+  }
+  if (acc == 0x12345678u) *sink = acc;
 }
 
 struct UnionFind {
@@ -163,6 +175,10 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d_t, sizeof(unsigned long long) * 2 * ctas));
   CK(cudaMalloc(&d_on, sms));
   CK(cudaMalloc(&d_sink, sizeof(unsigned)));
+  constexpr size_t kFlushBytes = size_t(256) << 20;
+  uint4* flush = nullptr;
+  CK(cudaMalloc(&flush, kFlushBytes));
+  CK(cudaMemset(flush, 2, kFlushBytes));
   size_t const stream_smem = smem_per_sm / 3 + 1024;  // at most 2 CTAs per SM
   CK(cudaFuncSetAttribute(stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stream_smem)));
 
@@ -177,6 +193,7 @@ int main(int argc, char** argv) {
     double best_span = 1e30;
     std::vector<GroupRate> best;
     for (int rep = 0; rep < 3; ++rep) {
+      flush_kernel<<<2 * sms, 512>>>(flush, int64_t(kFlushBytes / 16), d_sink);
       stream_kernel<<<ctas, kStreamThreads, stream_smem>>>(src, per_cta / 16, d_on, d_t, d_sm, d_sink);
       CK(cudaDeviceSynchronize());
       CK(cudaMemcpy(t.data(), d_t, sizeof(t[0]) * t.size(), cudaMemcpyDeviceToHost));

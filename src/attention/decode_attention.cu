@@ -6,6 +6,7 @@
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/params.h"
 #include "attention/split_kv_kernel.cuh"
+#include "attention/trigger_plan.h"
 #include "attention/validate.h"
 #include "baton/attention.h"
 #include "baton/device_info.h"
@@ -63,7 +64,7 @@ enum class Follower { kNone, kSmallReducer, kOtherReducer };
 
 template <class T, int D, class Prod>
 Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions const& options, Follower follower,
-                       int64_t reducer_rows) {
+                       int64_t reducer_rows, bool* planned) {
   // Grid y: enough CTAs per (kv head, row chunk) for every work item, at most one wave of the
   // device (split_kv_kernel.cuh); CTAs loop over items past that.
   int wave = 0;
@@ -93,19 +94,27 @@ Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions 
   if (after_wait && follower == Follower::kSmallReducer) {
     int64_t const ctas = heads * grid_y;
     int const per_sm = static_cast<int>((ctas + info.num_sms - 1) / info.num_sms);
-    detail::KernelShape const merge{reinterpret_cast<void const*>(attention::merge_splits_kernel<T, D>), D, 0};
-    detail::KernelShape const self{reinterpret_cast<void const*>(Prod::kernel), attention::kThreads, Prod::kSmem};
+    detail::KernelShape const merge{reinterpret_cast<void const*>(attention::merge_splits_kernel<T, D>), D, 0,
+                                    "decode_attention.merge_splits"};
+    detail::KernelShape const self{reinterpret_cast<void const*>(Prod::kernel), attention::kThreads, Prod::kSmem,
+                                   kProducerTraits.name};
     int beside = 0;
-    BATON_RETURN_IF_ERROR(detail::ctas_beside_per_sm(merge, self, per_sm, kProducerTraits, &beside));
+    BATON_RETURN_IF_ERROR(detail::ctas_beside_per_sm(merge, self, per_sm, &beside));
     after_wait = int64_t(beside) * info.num_sms >= reducer_rows;
   }
   p.trigger_after_wait = after_wait ? 1 : 0;
+  if (planned != nullptr) {  // planned_trigger_after_wait: the decision only, nothing launched
+    *planned = after_wait;
+    return Status::ok();
+  }
   detail::LaunchConfig config{dim3(static_cast<unsigned>(heads), grid_y), dim3(attention::kThreads), Prod::kSmem};
   return detail::launch(Prod::kernel, kProducerTraits, config, options, p);
 }
 
+// planned: null to launch; otherwise only the producer's trigger placement is decided and
+// written there, and nothing is launched (planned_trigger_after_wait).
 template <class T, int D>
-Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions const& options) {
+Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions const& options, bool* planned) {
   // Single launch only when a CTA's rows of partials fit its shared memory for the merge
   // (split_kv_merge_last.cuh, merge_if_last); otherwise producer + reducer, with the same bits.
   if (p.counters != nullptr && !attention::single_launch_fits<D, attention::kDefaultStages>(p.rows, p.max_splits)) {
@@ -126,11 +135,12 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   // the one whose only search is find_items (split_kv_search.cuh).
   bool const many = p.batch > attention::kFewRequests;
   Status const produced =
-      p.rows <= 8 ? (many ? launch_producer<T, D, Producer<T, D, true, true>>(p, info, options, follower, rows)
-                          : launch_producer<T, D, Producer<T, D, true>>(p, info, options, follower, rows))
-                  : (many ? launch_producer<T, D, Producer<T, D, false, true>>(p, info, options, follower, rows)
-                          : launch_producer<T, D, Producer<T, D, false>>(p, info, options, follower, rows));
+      p.rows <= 8 ? (many ? launch_producer<T, D, Producer<T, D, true, true>>(p, info, options, follower, rows, planned)
+                          : launch_producer<T, D, Producer<T, D, true>>(p, info, options, follower, rows, planned))
+                  : (many ? launch_producer<T, D, Producer<T, D, false, true>>(p, info, options, follower, rows, planned)
+                          : launch_producer<T, D, Producer<T, D, false>>(p, info, options, follower, rows, planned));
   BATON_RETURN_IF_ERROR(produced);
+  if (planned != nullptr) return Status::ok();
   // One split everywhere: every request finished in the producer; single launch: merged there.
   if (!reducer_follows) return Status::ok();
 
@@ -147,11 +157,12 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
 
 // The dispatch table: dtype x head_dim (attention::kHeadDims).
 template <class T>
-Status launch_dtype(AttentionParams const& p, int head_dim, DeviceInfo const& info, LaunchOptions const& options) {
+Status launch_dtype(AttentionParams const& p, int head_dim, DeviceInfo const& info, LaunchOptions const& options,
+                    bool* planned = nullptr) {
   switch (head_dim) {
-    case 64: return launch_typed<T, 64>(p, info, options);
-    case 128: return launch_typed<T, 128>(p, info, options);
-    case 256: return launch_typed<T, 256>(p, info, options);
+    case 64: return launch_typed<T, 64>(p, info, options, planned);
+    case 128: return launch_typed<T, 128>(p, info, options, planned);
+    case 256: return launch_typed<T, 256>(p, info, options, planned);
   }
   return Status::unsupported("decode_attention: head_dim " + std::to_string(head_dim) + " is not compiled");
 }
@@ -230,11 +241,13 @@ AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& 
   p.lse = static_cast<float*>(a.lse.data);
   p.lse_stride_token = a.lse.defined() ? a.lse.stride[0] : 0;
   if (a.max_splits > 1) {
-    size_t const rows = size_t(s.batch) * a.max_splits * s.q_len * s.num_q_heads;
-    char* const base = static_cast<char*>(workspace.data);
-    size_t const lse_at = rows * s.head_dim * sizeof(float);
-    p.part_o = reinterpret_cast<float*>(base);
-    p.part_lse = reinterpret_cast<float*>(base + lse_at);
+    if (workspace.data != nullptr) {  // none: planned_trigger_after_wait, which launches nothing
+      size_t const rows = size_t(s.batch) * a.max_splits * s.q_len * s.num_q_heads;
+      char* const base = static_cast<char*>(workspace.data);
+      size_t const lse_at = rows * s.head_dim * sizeof(float);
+      p.part_o = reinterpret_cast<float*>(base);
+      p.part_lse = reinterpret_cast<float*>(base + lse_at);
+    }
     if (a.single_launch) p.counters = static_cast<int*>(a.merge_counters.data);
   }
   return p;
@@ -252,5 +265,20 @@ Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, Launc
   return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, info, options)
                                         : launch_dtype<__half>(p, s.head_dim, info, options);
 }
+
+namespace attention {
+
+Status planned_trigger_after_wait(DecodeAttentionArgs const& a, bool* after_wait) {
+  if (after_wait == nullptr) return Status::invalid_argument("planned_trigger_after_wait: after_wait is null");
+  AttentionShape s;
+  BATON_RETURN_IF_ERROR(validate(a, &s));
+  AttentionParams const p = make_params(a, s, Workspace{});
+  DeviceInfo info;
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, info, {}, after_wait)
+                                        : launch_dtype<__half>(p, s.head_dim, info, {}, after_wait);
+}
+
+}  // namespace attention
 
 }  // namespace baton

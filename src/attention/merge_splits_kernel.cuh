@@ -226,15 +226,14 @@ __global__ void __launch_bounds__(D)
   // Next: the following layer's kernels (they wait for this grid's completion). With early
   // reads this small grid triggers at entry, and the producer ahead triggers right after its
   // own wait when this grid fits beside it (decode_attention.cu), so this grid launches while
-  // the producer streams and the
-  // next kernel -- in a chain of layers the next producer, whose item search and old-key
-  // copies come before its wait -- launches right behind it and copies on the SMs the
-  // producer leaves free (same machine, alternating runs, in-graph, early reads: at entry
-  // instead of after the wait, with the producer still triggering after its KV loop, 1x32K
-  // 35.91 -> 35.12 and 35.88 -> 35.21 us on two machines, eighteenth session; then the
-  // producer's trigger after its wait, 1x1K 6.25 -> 5.62, 8x1K 12.62 -> 11.30, nineteenth
-  // session; docs/benchmarking.md). By default it triggers right after the wait
-  // (the next producer could only wait; a trigger at entry measured slower at 1x1K, rev
+  // the producer streams, and the next kernel -- in a chain of layers the next producer,
+  // whose item search and old-key copies come before its wait -- launches right behind it and
+  // copies on the SMs the producer leaves free (same machine, alternating runs, in-graph,
+  // early reads: at entry instead of after the wait, with the producer still triggering after
+  // its KV loop, 1x32K 35.91 -> 35.12 and 35.88 -> 35.21 us on two machines, eighteenth
+  // session; then the producer's trigger after its wait, 1x1K 6.25 -> 5.62, 8x1K 12.62 ->
+  // 11.30, nineteenth session; docs/benchmarking.md). By default it triggers right after the
+  // wait (the next producer could only wait; a trigger at entry measured slower at 1x1K, rev
   // 5a6b2b9). The medium and large forms trigger at exit in both modes (below): at entry
   // under early reads they moved the ragged batch by -1.7 us, the mix by +1.6 and 64x4K by +3.7.
   bool const entry_trigger = p.early_reads != 0;

@@ -9,7 +9,8 @@
 
 namespace baton::attention {
 
-// `a` must have passed validate(a, &s); the workspace is used only when max_splits > 1.
+// `a` must have passed validate(a, &s); the workspace is used only when max_splits > 1 (a null
+// one leaves the scratch pointers null: planned_trigger_after_wait, which launches nothing).
 AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& s, Workspace workspace);
 
 }  // namespace baton::attention

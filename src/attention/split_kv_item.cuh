@@ -346,7 +346,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     }
     // Next: merge_splits_kernel (waits before reading the scratch). After the CTA's last
     // item only: a CTA with several items would otherwise let the reducer's grid launch, and
-    // sit resident and waiting, while it still streams whole items.
+    // sit resident and waiting, while it still streams whole items. (With
+    // p.trigger_after_wait the CTA triggered after its wait already; this is then a no-op.)
     if (last_item) allow_next_grid();
   };
   // This warp's rows of the merge buffer, once every warp is done with its K/V buffers; m

@@ -158,10 +158,9 @@ Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int th
   });
 }
 
-Status ctas_beside_per_sm(KernelShape const& self, KernelShape const& beside, int beside_ctas,
-                          KernelTraits const& traits, int* ctas) {
+Status ctas_beside_per_sm(KernelShape const& self, KernelShape const& beside, int beside_ctas, int* ctas) {
   int device = 0;
-  BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
+  BATON_RETURN_IF_ERROR(current_device(self.name, &device));
   auto const key = std::make_tuple(device, self.func, self.threads, self.smem_bytes, beside.func, beside.threads,
                                    beside.smem_bytes, beside_ctas);
   return cached(key, ctas, [&](int* fresh) {
@@ -172,28 +171,36 @@ Status ctas_beside_per_sm(KernelShape const& self, KernelShape const& beside, in
                                std::pair{cudaDevAttrReservedSharedMemoryPerBlock, &reserved},
                                std::pair{cudaDevAttrMaxBlocksPerMultiprocessor, &slots}}) {
       cudaError_t err = cudaDeviceGetAttribute(value, attr, device);
-      if (err != cudaSuccess) return cuda_status(err, "cudaDeviceGetAttribute", traits.name);
+      if (err != cudaSuccess) return cuda_status(err, "cudaDeviceGetAttribute", self.name);
     }
+    // An SM's registers sit in 4 partitions, each serving a quarter of its warps; a CTA's
+    // warps are spread over them, so a CTA of w warps takes ceil(w / 4) warps' registers in
+    // the fullest one (exact for the 4-warp CTAs of baton's producer and reducer, an upper
+    // bound otherwise). Registers go per warp in units of 256, shared memory per CTA in units
+    // of 128 bytes plus the per-CTA reservation.
+    constexpr int64_t kPartitions = 4;
     struct Use {
-      int64_t regs, threads, smem;
+      int64_t partition_regs, threads, smem;
     };
     auto use_of = [&](KernelShape const& k, Use* use) {
       cudaFuncAttributes attr{};
       cudaError_t err = cudaFuncGetAttributes(&attr, k.func);
-      if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", traits.name);
+      if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", k.name);
       int64_t const warps = (k.threads + 31) / 32;
       int64_t const per_warp = (int64_t(attr.numRegs) * 32 + 255) / 256 * 256;
-      *use = {warps * per_warp, warps * 32, int64_t(attr.sharedSizeBytes) + int64_t(k.smem_bytes) + reserved};
+      int64_t const bytes = (int64_t(attr.sharedSizeBytes) + int64_t(k.smem_bytes) + 127) / 128 * 128;
+      *use = {(warps + kPartitions - 1) / kPartitions * per_warp, warps * 32, bytes + reserved};
       return Status::ok();
     };
     Use s{}, b{};
     BATON_RETURN_IF_ERROR(use_of(self, &s));
     BATON_RETURN_IF_ERROR(use_of(beside, &b));
-    int64_t const left_regs = regs - beside_ctas * b.regs, left_threads = threads - beside_ctas * b.threads;
+    int64_t const left_regs = regs / kPartitions - beside_ctas * b.partition_regs;
+    int64_t const left_threads = threads - beside_ctas * b.threads;
     int64_t const left_smem = smem - beside_ctas * b.smem, left_slots = slots - beside_ctas;
     int64_t n = 0;
     if (left_regs >= 0 && left_threads >= 0 && left_smem >= 0 && left_slots >= 0) {
-      n = std::min({left_regs / std::max<int64_t>(s.regs, 1), left_threads / std::max<int64_t>(s.threads, 1),
+      n = std::min({left_regs / std::max<int64_t>(s.partition_regs, 1), left_threads / std::max<int64_t>(s.threads, 1),
                     left_smem / std::max<int64_t>(s.smem, 1), left_slots});
     }
     *fresh = static_cast<int>(n);

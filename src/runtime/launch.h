@@ -37,19 +37,21 @@ Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions 
 Status resident_ctas_per_sm(void const* func, KernelTraits const& traits, int threads, size_t smem_bytes,
                             int* ctas);
 
-// A kernel as launched: its function, threads per CTA and dynamic shared memory.
+// A kernel as launched: its function, threads per CTA and dynamic shared memory, and the
+// name that errors about it carry.
 struct KernelShape {
   void const* func;
   int threads;
   size_t smem_bytes;
+  char const* name;
 };
 
 // How many CTAs of `self` fit on one SM beside `beside_ctas` CTAs of `beside`: the SM's
-// registers (allocated per warp in units of 256), threads, shared memory (each CTA's static
-// and dynamic bytes plus the per-CTA reservation) and CTA slots, from both kernels'
-// attributes (cached per device and arguments). 0 when `beside` alone does not fit.
-Status ctas_beside_per_sm(KernelShape const& self, KernelShape const& beside, int beside_ctas,
-                          KernelTraits const& traits, int* ctas);
+// registers (per partition of the SM, allocated per warp in units of 256), threads, shared
+// memory (each CTA's static and dynamic bytes in 128-byte units plus the per-CTA reservation)
+// and CTA slots, from both kernels' attributes (cached per device and arguments). 0 when
+// `beside` alone does not fit. For CTAs of 4 warps it agrees with the occupancy API.
+Status ctas_beside_per_sm(KernelShape const& self, KernelShape const& beside, int beside_ctas, int* ctas);
 
 // Raises the kernel's dynamic shared memory limit to `bytes` (once per device and kernel).
 Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t bytes);

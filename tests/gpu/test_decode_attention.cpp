@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "baton/attention.h"
+#include "attention/trigger_plan.h"
 #include "baton/device_info.h"
 #include "common/gpu.h"
 #include "runtime/launch.h"
@@ -665,6 +666,11 @@ TEST_F(DecodeAttention, EarlyReadsChainOfLayersSharingTheWorkspace) {
     layers.push_back(std::make_unique<DeviceAttention>(s));
   }
   Workspace const shared = layers[0]->ws();  // every layer's workspace is the same size
+  for (auto& d : layers) {  // the path this test is about: each producer triggers after its wait
+    bool after_wait = false;
+    ASSERT_TRUE(attention::planned_trigger_after_wait(d->args, &after_wait).is_ok());
+    ASSERT_TRUE(after_wait) << "the early trigger is not chosen for this shape: the test would not test it";
+  }
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (bool graph : {false, true}) {
