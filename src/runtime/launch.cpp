@@ -102,6 +102,8 @@ Status cached(Key const& key, Value* out, Compute const& compute) {
 struct KernelFacts {
   int binary_version = 0;       // cudaFuncGetAttributes: the PDL gate needs sm_90+ code
   CUfunction handle = nullptr;  // the kernel's context-free handle (cudaGetKernel); null: runtime launch
+  int num_regs = 0;             // registers per thread and static shared memory: ctas_beside_per_sm
+  size_t static_smem = 0;
 };
 
 Status kernel_facts(int device, void const* func, char const* name, KernelFacts* facts) {
@@ -110,6 +112,8 @@ Status kernel_facts(int device, void const* func, char const* name, KernelFacts*
     cudaError_t err = cudaFuncGetAttributes(&attr, func);
     if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", name);
     fresh->binary_version = attr.binaryVersion;
+    fresh->num_regs = attr.numRegs;
+    fresh->static_smem = attr.sharedSizeBytes;
 #if CUDART_VERSION >= 12050
     if (driver_launch() != nullptr) {
       cudaKernel_t kernel = nullptr;
@@ -183,12 +187,11 @@ Status ctas_beside_per_sm(KernelShape const& self, KernelShape const& beside, in
       int64_t partition_regs, threads, smem;
     };
     auto use_of = [&](KernelShape const& k, Use* use) {
-      cudaFuncAttributes attr{};
-      cudaError_t err = cudaFuncGetAttributes(&attr, k.func);
-      if (err != cudaSuccess) return cuda_status(err, "cudaFuncGetAttributes", k.name);
+      KernelFacts facts;
+      BATON_RETURN_IF_ERROR(kernel_facts(device, k.func, k.name, &facts));
       int64_t const warps = (k.threads + 31) / 32;
-      int64_t const per_warp = (int64_t(attr.numRegs) * 32 + 255) / 256 * 256;
-      int64_t const bytes = (int64_t(attr.sharedSizeBytes) + int64_t(k.smem_bytes) + 127) / 128 * 128;
+      int64_t const per_warp = (int64_t(facts.num_regs) * 32 + 255) / 256 * 256;
+      int64_t const bytes = (int64_t(facts.static_smem) + int64_t(k.smem_bytes) + 127) / 128 * 128;
       *use = {(warps + kPartitions - 1) / kPartitions * per_warp, warps * 32, bytes + reserved};
       return Status::ok();
     };
