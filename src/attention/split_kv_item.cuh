@@ -265,23 +265,21 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
   // Early reads: the old keys of this warp's tile kStages (the first past the ring; its page
   // ids came with the ring's, in first_reg(kStages)) are prefetched into L2 before the wait,
-  // one lane per key row (K by lanes 0..15, V by 16..31). In a chain the CTAs sit in their
-  // wait with full rings while the previous grid's tail and reducer run and the DRAM idles;
-  // this puts one more tile per warp in flight then. Same machine, 4 alternating runs, early
-  // column: 1x32K 34.34 -> 33.77 us, 1x8K 12.67 -> 12.09, 128x2K 248.18 -> 247.18, ragged
-  // 53.67 -> 51.80, 1x1K / 8x1K +0.07 / +0.10 (docs/benchmarking.md, twentieth session). More
-  // tiles (a page-id load of their own before the wait) were no better at 1x32K and cost 8x1K
-  // 0.4 us.
+  // lane k < 16 taking key k's K and V rows. In a chain the CTAs sit in their wait with full
+  // rings while the previous grid's tail and reducer run and the DRAM idles; this puts one
+  // more tile per warp in flight then. Same machine, 4 alternating runs, early column: 1x32K
+  // 34.35 -> 33.75 us, 1x8K 12.67 -> 12.16, ragged 54.31 -> 52.84, 1x1K / 8x1K +0.06 / +0.17;
+  // the default mode, which never runs it, +0.00 to +0.17 (docs/benchmarking.md, twentieth
+  // session). More tiles (a page-id load of their own before the wait) were no better at
+  // 1x32K and cost 8x1K 0.4 us.
   auto prefetch_old_tile = [&] {
-    int32_t const page = __shfl_sync(0xffffffffu, first_reg(kStages), (kStages % 2) * kMmaTileKeys + lane % kMmaTileKeys);
-    int const pos = tile_start(kStages) + lane % kMmaTileKeys;
-    if (page >= 0 && page < p.num_pages && pos < new_keys) {
-      bool const is_v = lane >= kMmaTileKeys;
-      T const* row = static_cast<T const*>(is_v ? p.v : p.k) +
-                     int64_t(kv_head) * (is_v ? p.v_stride_head : p.k_stride_head) +
-                     int64_t(page) * (is_v ? p.v_stride_page : p.k_stride_page) +
-                     int64_t(pos & page_mask) * (is_v ? p.v_stride_token : p.k_stride_token);
-      prefetch_l2(row, D * int(sizeof(T)));  // K/V rows are 16-byte aligned (validate.cpp)
+    int32_t const page = __shfl_sync(0xffffffffu, first_reg(kStages), (kStages % 2) * kMmaTileKeys + lane);
+    int const pos = tile_start(kStages) + lane;
+    if (lane < kMmaTileKeys && page >= 0 && page < p.num_pages && pos < new_keys) {
+      int64_t const off = pos & page_mask;
+      // K/V rows are 16-byte aligned (validate.cpp), D * sizeof(T) a multiple of 16
+      prefetch_l2(k_lane - part * 8 + int64_t(page) * p.k_stride_page + off * p.k_stride_token, D * int(sizeof(T)));
+      prefetch_l2(v_lane - part * 8 + int64_t(page) * p.v_stride_page + off * p.v_stride_token, D * int(sizeof(T)));
     }
   };
   int const fill_loads = early ? 2 * kStages : kStages;
