@@ -263,19 +263,22 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     cp_async_commit();
   }
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
-  // Early reads: the old keys of this warp's tile kStages (the first past the ring; its page
-  // ids came with the ring's, in first_reg(kStages)) are prefetched into L2 before the wait,
-  // lane k < 16 taking key k's K and V rows. In a chain the CTAs sit in their wait with full
-  // rings while the previous grid's tail and reducer run and the DRAM idles; this puts one
-  // more tile per warp in flight then. Same machine, 4 alternating runs, early column: 1x32K
-  // 34.35 -> 33.75 us, 1x8K 12.67 -> 12.16, ragged 54.31 -> 52.84, 1x1K / 8x1K +0.06 / +0.17;
-  // the default mode, which never runs it, +0.00 to +0.17 (docs/benchmarking.md, twentieth
-  // session). More tiles (a page-id load of their own before the wait) were no better at
-  // 1x32K and cost 8x1K 0.4 us.
+  // Early reads, one row chunk per kv head: the old keys of this warp's tile kStages (the
+  // first past the ring; its page ids came with the ring's, in first_reg(kStages)) are
+  // prefetched into L2 before the wait, lane k < 16 taking key k's K and V rows. In a chain the
+  // CTAs sit in their wait with full rings while the previous grid's tail and reducer run and
+  // the DRAM idles; this puts one more tile per warp in flight then. Same machine, 4
+  // alternating runs, early column: 1x32K 34.35 -> 33.75 us, 1x8K 12.67 -> 12.16, ragged 54.31
+  // -> 52.84, 1x1K / 8x1K +0.06 / +0.17; the default mode, which never runs it, within -0.05 to
+  // +0.17 on two machines (docs/benchmarking.md, twentieth session). Measured and not taken:
+  // more tiles per warp (1x32K no better past one: 32-48 MB of prefetch per call fills the L2;
+  // page ids of their own before the wait cost 8x1K 0.4 us), and the prefetch with several row
+  // chunks (8 draft tokens at group 4, two CTAs reading each K/V: early 1x8K 18.40 -> 19.50,
+  // ragged 80.18 -> 80.52; with this condition 18.26 / 80.21).
   auto prefetch_old_tile = [&] {
     int32_t const page = __shfl_sync(0xffffffffu, first_reg(kStages), (kStages % 2) * kMmaTileKeys + lane);
     int const pos = tile_start(kStages) + lane;
-    if (lane < kMmaTileKeys && page >= 0 && page < p.num_pages && pos < new_keys) {
+    if (p.row_chunks == 1 && lane < kMmaTileKeys && page >= 0 && page < p.num_pages && pos < new_keys) {
       int64_t const off = pos & page_mask;
       // K/V rows are 16-byte aligned (validate.cpp), D * sizeof(T) a multiple of 16
       prefetch_l2(k_lane - part * 8 + int64_t(page) * p.k_stride_page + off * p.k_stride_token, D * int(sizeof(T)));
