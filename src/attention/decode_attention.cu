@@ -158,7 +158,7 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
 // The dispatch table: dtype x head_dim (attention::kHeadDims).
 template <class T>
 Status launch_dtype(AttentionParams const& p, int head_dim, DeviceInfo const& info, LaunchOptions const& options,
-                    bool* planned = nullptr) {
+                    bool* planned) {
   switch (head_dim) {
     case 64: return launch_typed<T, 64>(p, info, options, planned);
     case 128: return launch_typed<T, 128>(p, info, options, planned);
@@ -255,15 +255,26 @@ AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& 
 
 }  // namespace attention
 
+namespace {
+
+// After validation: the launches of a call, or (planned set) only the producer's trigger
+// placement, with nothing launched.
+Status launch_validated(DecodeAttentionArgs const& a, attention::AttentionShape const& s, Workspace workspace,
+                        LaunchOptions const& options, bool* planned) {
+  AttentionParams const p = attention::make_params(a, s, workspace);
+  DeviceInfo info;  // one device query per call (the launches below repeat only cudaGetDevice)
+  BATON_RETURN_IF_ERROR(get_device_info(&info));
+  return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, info, options, planned)
+                                        : launch_dtype<__half>(p, s.head_dim, info, options, planned);
+}
+
+}  // namespace
+
 Status decode_attention(DecodeAttentionArgs const& a, Workspace workspace, LaunchOptions const& options) {
   attention::AttentionShape s;
   BATON_RETURN_IF_ERROR(attention::validate(a, &s));
   BATON_RETURN_IF_ERROR(attention::validate_workspace(a, s, workspace));
-  AttentionParams const p = attention::make_params(a, s, workspace);
-  DeviceInfo info;  // one device query per call (the launches below repeat only cudaGetDevice)
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
-  return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, info, options)
-                                        : launch_dtype<__half>(p, s.head_dim, info, options);
+  return launch_validated(a, s, workspace, options, nullptr);
 }
 
 namespace attention {
@@ -272,11 +283,7 @@ Status planned_trigger_after_wait(DecodeAttentionArgs const& a, bool* after_wait
   if (after_wait == nullptr) return Status::invalid_argument("planned_trigger_after_wait: after_wait is null");
   AttentionShape s;
   BATON_RETURN_IF_ERROR(validate(a, &s));
-  AttentionParams const p = make_params(a, s, Workspace{});
-  DeviceInfo info;
-  BATON_RETURN_IF_ERROR(get_device_info(&info));
-  return a.q.dtype == DType::kBFloat16 ? launch_dtype<__nv_bfloat16>(p, s.head_dim, info, {}, after_wait)
-                                        : launch_dtype<__half>(p, s.head_dim, info, {}, after_wait);
+  return launch_validated(a, s, Workspace{}, {}, after_wait);
 }
 
 }  // namespace attention
