@@ -221,6 +221,17 @@ int run_attention_bench(BenchOptions const& opt) {
         trace_print((c.name + ", in-graph, early reads + single launch").c_str(), true);
         timer.cold_single_call(call(PdlMode::kOn), 3);
         trace_print((c.name + ", cold single call").c_str());
+        if (num_pools >= 2) {  // calls 18 and 19 of 20: a call and the next one beside its tail
+          trace_focus(pools[18 % num_pools].k, pools[19 % num_pools].k);
+          trace_clear();
+          timer.in_graph_per_call(call(PdlMode::kOn), 20, 3);
+          trace_print_pair((c.name + ", in-graph, calls 18 and 19").c_str());
+          timer.in_graph_per_call(call(PdlMode::kOn, true), 20, 3);
+          trace_print_pair((c.name + ", in-graph, early reads, calls 18 and 19").c_str());
+          timer.in_graph_per_call(call(PdlMode::kOn, true, true), 20, 3);
+          trace_print_pair((c.name + ", in-graph, early reads + single launch, calls 18 and 19").c_str(), true);
+          trace_focus(nullptr, nullptr);
+        }
       } else {
         for (int i = 0; i < 6; ++i) call(PdlMode::kOn)(timer.stream(), i);
       }

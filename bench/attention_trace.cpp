@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #if defined(BATON_TRACE)
@@ -115,6 +116,40 @@ bool trace_supported() { return true; }
 
 bool trace_clear() { return trace::read(nullptr, true); }
 
+bool trace_focus(void const* a, void const* b) { return trace::focus(a, b); }
+
+void trace_print_pair(char const* what, bool single) {
+  std::vector<unsigned long long> table(2 * trace::kEntries);
+  if (!trace::read(table.data(), true)) {
+    std::printf("%s: trace read failed\n", what);
+    return;
+  }
+  size_t const per_call = size_t(trace::kKernelsPerCall) * trace::kMaxCtas * trace::kSlots;
+  size_t const kernel = size_t(trace::kMaxCtas) * trace::kSlots;
+  unsigned long long const* prod_a = table.data();
+  unsigned long long const* prod_b = table.data() + per_call;
+  unsigned long long t0 = ~0ull;  // call a's first producer CTA past its PDL wait
+  for (int c = 0; c < trace::kMaxCtas; ++c) {
+    unsigned long long const t = prod_a[size_t(c) * trace::kSlots + 1];
+    if (t != 0) t0 = std::min(t0, t);
+  }
+  if (t0 == ~0ull) {
+    std::printf("%s: no marks\n", what);
+    return;
+  }
+  std::printf("%s (two neighbouring calls a, b of a chain; us after a's first producer CTA's wait; min/median/max over CTAs):\n",
+              what);
+  std::string const a = std::string(what) + " [a]", b = std::string(what) + " [b]";
+  dump_csv(a.c_str(), prod_a, t0);
+  dump_csv(b.c_str(), prod_b, t0);
+  char const* const* red_marks = single ? kLastCtaMarks : kReducerMarks;
+  int const* red_order = single ? nullptr : kReducerOrder;
+  print_kernel("a prod", kProducerMarks, prod_a, t0);
+  print_kernel(single ? "a last" : "a red", red_marks, prod_a + kernel, t0, red_order);
+  print_kernel("b prod", kProducerMarks, prod_b, t0);
+  print_kernel(single ? "b last" : "b red", red_marks, prod_b + kernel, t0, red_order);
+}
+
 void trace_print(char const* what, bool single) {
   std::vector<unsigned long long> table(2 * trace::kEntries);
   if (!trace::read(table.data(), true)) {
@@ -152,6 +187,8 @@ void trace_print(char const* what, bool single) {
 #else
 bool trace_supported() { return false; }
 bool trace_clear() { return false; }
+bool trace_focus(void const*, void const*) { return false; }
+void trace_print_pair(char const*, bool) {}
 void trace_print(char const*, bool) {}
 #endif
 

@@ -24,6 +24,10 @@ bool read(unsigned long long* host, bool clear) {
   }
   return true;
 }
+bool focus(void const* a, void const* b) {
+  unsigned long long const keys[2] = {reinterpret_cast<unsigned long long>(a), reinterpret_cast<unsigned long long>(b)};
+  return cudaMemcpyToSymbol(g_focus, keys, sizeof(keys)) == cudaSuccess;
+}
 }  // namespace baton::trace
 #endif
 

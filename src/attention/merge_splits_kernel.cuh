@@ -216,6 +216,7 @@ __global__ void __launch_bounds__(D)
   constexpr int kEarly = 8;   // of which loaded with the split count when n is not known yet
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   __shared__ WarpWeights<0> weights[D / 32];
+  BATON_SELECT(p.k);
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
@@ -354,6 +355,7 @@ __global__ void __launch_bounds__(D, 2048 / D)
     merge_splits_medium_kernel(__grid_constant__ AttentionParams const p) {
   constexpr int kBatch = 11;  // splits below 32: loads in flight per batch (the most without spills at 32 registers)
   __shared__ WarpWeights<kBatch> weights[D / 32];
+  BATON_SELECT(p.k);
   BATON_MARK(1, 0);
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
   int const n = split_count_after_wait<kWait>(p, r, true);
@@ -403,6 +405,7 @@ __global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
   constexpr int kVec = D / 32;                       // dims per lane
   constexpr int kBatch = kVec >= 4 ? 32 / kVec : 8;  // splits below 32: loads in flight per batch
   __shared__ WarpWeights<kBatch> weights[kLargeRows];
+  BATON_SELECT(p.k);
   BATON_MARK(1, 0);
   int const lane = threadIdx.x % 32;
   int64_t const row = blockIdx.x + int64_t(threadIdx.x / 32) * gridDim.x;

@@ -99,6 +99,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   extern __shared__ __align__(128) unsigned char smem_raw[];  // 128: the K/V rows (kv_smem)
   __shared__ ItemList list;
   __shared__ RowTable rows;
+  BATON_SELECT(p.k);
   BATON_MARK(0, 0);
   BATON_MARK_SM(0, 11);
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;

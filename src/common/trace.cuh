@@ -6,6 +6,12 @@
 // [kernel][cta][slot]; the last launch to write a slot wins, so after a graph of N calls the
 // table holds the last call's timeline. Read it with baton::trace::read (decode_attention.cu
 // defines it in trace builds); baton-bench attention --trace prints a summary.
+//
+// Two calls in steady state: baton::trace::focus(a, b) names two K pools. Then only the calls
+// on those pools write, call a into kernels 0..2 and call b into kernels 3..5 (each kernel reads
+// its pool from its params at entry: BATON_SELECT). With the bench's rotating pools, the last
+// calls of a graph on pools a and b are two neighbours in the middle of a chain: one call with
+// the next one's launch, pre-wait reads and wait beside its tail.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +20,8 @@ namespace baton::trace {
 
 constexpr int kSlots = 16;       // marks per CTA
 constexpr int kMaxCtas = 8192;   // CTAs per kernel recorded (the rest are not)
-constexpr int kKernels = 3;      // 0: split_kv producer, 1: merge_splits reducer, 2: producer items
+constexpr int kKernelsPerCall = 3;  // 0: split_kv producer, 1: merge_splits reducer, 2: producer items
+constexpr int kKernels = 2 * kKernelsPerCall;  // 3..5: the focus's second call (trace::focus)
 constexpr int kItemMarks = 4;    // per item (table 2): start, tile 0 landed, KV loop done, end
 constexpr int kItemsTraced = kSlots / kItemMarks;  // a CTA's first 4 items
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
@@ -22,13 +29,22 @@ constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table:
 #if defined(BATON_TRACE) && defined(__CUDACC__)
 // One table per translation unit that includes this header; only decode_attention.cu does.
 static __device__ unsigned long long g_marks[2 * kEntries];
+static __device__ unsigned long long g_focus[2];  // K pool addresses of the two calls traced; 0: every call
+static __shared__ int g_call;                     // this CTA's call in the focus: 0, 1, or -1 (not traced)
 
-// Thread 0's entry of (kernel, this CTA, slot) in both tables; false for other threads and
-// CTAs past kMaxCtas.
+// At kernel entry, thread 0: which of the focus's calls this launch is (by its K pool).
+static __device__ __forceinline__ void select(void const* k_pool) {
+  if (threadIdx.x != 0) return;
+  unsigned long long const k = reinterpret_cast<unsigned long long>(k_pool);
+  unsigned long long const a = g_focus[0];
+  g_call = a == 0 || k == a ? 0 : (k == g_focus[1] ? 1 : -1);
+}
+// Thread 0's entry of (kernel, this CTA, slot) in both tables; false for other threads, CTAs
+// past kMaxCtas and calls outside the focus.
 static __device__ __forceinline__ bool slot_of(int kernel, int slot, size_t* at) {
   unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
-  if (threadIdx.x != 0 || cta >= unsigned(kMaxCtas)) return false;
-  *at = (size_t(kernel) * kMaxCtas + cta) * kSlots + slot;
+  if (threadIdx.x != 0 || cta >= unsigned(kMaxCtas) || g_call < 0) return false;
+  *at = (size_t(kernel + g_call * kKernelsPerCall) * kMaxCtas + cta) * kSlots + slot;
   return true;
 }
 static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal, like its table
@@ -65,11 +81,13 @@ static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
 }  // namespace baton::trace
 
 #if defined(BATON_TRACE_OFF)
+#define BATON_SELECT(k_pool) ((void)0)
 #define BATON_MARK(kernel, slot) ((void)0)
 #define BATON_MARK_SM(kernel, slot) ((void)0)
 #define BATON_ITEM_BEGIN(i) ((void)0)
 #define BATON_ITEM_MARK(m) ((void)0)
 #else
+#define BATON_SELECT(k_pool) ::baton::trace::select(k_pool)
 #define BATON_MARK(kernel, slot) ::baton::trace::mark(kernel, slot)
 #define BATON_MARK_SM(kernel, slot) ::baton::trace::mark_sm(kernel, slot)
 #define BATON_ITEM_BEGIN(i) ::baton::trace::item_begin(i)
@@ -81,4 +99,6 @@ namespace baton::trace {
 // clock64; nullptr: no copy) and,
 // with clear, zeroes it.
 bool read(unsigned long long* host, bool clear);
+// Trace builds only: trace only the calls on K pools a and b (see above); nullptrs: every call.
+bool focus(void const* a, void const* b);
 }  // namespace baton::trace
