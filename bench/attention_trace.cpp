@@ -17,7 +17,7 @@ namespace baton::bench {
 #if defined(BATON_TRACE)
 namespace {
 
-constexpr int kSmSlot = 11;  // the producer CTA's SM (%smid + 1), not a time
+constexpr int kSmSlot = 11;  // the CTA's SM (%smid + 1), not a time: producer and reducer
 constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "items",     "q+ids",
                                                         "tile0",  "kv loop", "stored",    "exit",
                                                         "ids req", "tiles req", "warps merged", "",
@@ -50,6 +50,17 @@ void dump_csv(char const* what, unsigned long long const* prod, unsigned long lo
     }
     unsigned long long const* items = prod + (size_t(2) * trace::kMaxCtas + c) * trace::kSlots;  // table 2
     for (int s = 0; s < trace::kSlots; ++s) put(items[s]);
+    std::fprintf(f, "\n");
+  }
+  // The reducer's CTAs (kernel 1; a reducer kernel's, not a single launch's last CTAs, which
+  // record no SM): "what reducer",cta,sm, then slots 0..5 (entry, waited, merged, exit,
+  // counted, max) in ns after t0.
+  unsigned long long const* red = prod + size_t(trace::kMaxCtas) * trace::kSlots;
+  for (int c = 0; c < trace::kMaxCtas; ++c) {
+    unsigned long long const* row = red + size_t(c) * trace::kSlots;
+    if (row[kSmSlot] == 0) continue;
+    std::fprintf(f, "\"%s reducer\",%d,%llu", what, c, row[kSmSlot] - 1);
+    for (int s = 0; s < 6; ++s) put(row[s]);
     std::fprintf(f, "\n");
   }
   std::fclose(f);

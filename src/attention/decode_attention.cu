@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/params.h"
@@ -104,6 +105,12 @@ Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions 
                                    kProducerTraits.name};
     int beside = 0;
     BATON_RETURN_IF_ERROR(detail::ctas_beside_per_sm(merge, self, per_sm, &beside));
+#if defined(BATON_TRACE)
+    // Trace builds only: the marks cost the producer registers (bf16 d128: 156 -> 185), which
+    // can change this decision (8x1K: 2 reducer CTAs beside it -> 1). BATON_TRACE_BESIDE=N
+    // replaces the count, to trace the decision a normal build makes.
+    if (char const* v = std::getenv("BATON_TRACE_BESIDE"); v != nullptr && v[0] != '\0') beside = std::atoi(v);
+#endif
     after_wait = int64_t(beside) * info.num_sms >= reducer_rows;
   }
   p.trigger_after_wait = after_wait ? 1 : 0;

@@ -218,6 +218,7 @@ __global__ void __launch_bounds__(D)
   __shared__ WarpWeights<0> weights[D / 32];
   BATON_SELECT(p.k);
   BATON_MARK(1, 0);
+  BATON_MARK_SM(1, 11);
   int const lane = threadIdx.x % 32;
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
   // With early reads the caller asserts num_kv_splits was written before the chain started
@@ -357,6 +358,7 @@ __global__ void __launch_bounds__(D, 2048 / D)
   __shared__ WarpWeights<kBatch> weights[D / 32];
   BATON_SELECT(p.k);
   BATON_MARK(1, 0);
+  BATON_MARK_SM(1, 11);
   MergeRow<D> const r(p, blockIdx.x, threadIdx.x);
   int const n = split_count_after_wait<kWait>(p, r, true);
   if (n == 1) return;  // written by the producer
@@ -407,6 +409,7 @@ __global__ void __launch_bounds__(kLargeThreads, kLargeMinCtas<D>)
   __shared__ WarpWeights<kBatch> weights[kLargeRows];
   BATON_SELECT(p.k);
   BATON_MARK(1, 0);
+  BATON_MARK_SM(1, 11);
   int const lane = threadIdx.x % 32;
   int64_t const row = blockIdx.x + int64_t(threadIdx.x / 32) * gridDim.x;
   bool const live = row < int64_t(p.batch) * p.q_len * p.num_q_heads;  // the last rows' spare warps
