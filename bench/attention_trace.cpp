@@ -121,6 +121,26 @@ void print_cycles(char const* name, char const* const* marks, int const* order, 
   std::printf("\n");
 }
 
+// The device table (then zeroed) and its first producer CTA past its PDL wait (kernel 0's
+// slot 1), the time origin of a summary; false, with a line saying why, if there is none.
+bool read_table(char const* what, std::vector<unsigned long long>* table, unsigned long long* t0) {
+  table->assign(2 * trace::kEntries, 0);
+  if (!trace::read(table->data(), true)) {
+    std::printf("%s: trace read failed\n", what);
+    return false;
+  }
+  *t0 = ~0ull;
+  for (int c = 0; c < trace::kMaxCtas; ++c) {
+    unsigned long long const t = (*table)[size_t(c) * trace::kSlots + 1];
+    if (t != 0) *t0 = std::min(*t0, t);
+  }
+  if (*t0 == ~0ull) {
+    std::printf("%s: no marks\n", what);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool trace_supported() { return true; }
@@ -130,24 +150,13 @@ bool trace_clear() { return trace::read(nullptr, true); }
 bool trace_focus(void const* a, void const* b) { return trace::focus(a, b); }
 
 void trace_print_pair(char const* what, bool single) {
-  std::vector<unsigned long long> table(2 * trace::kEntries);
-  if (!trace::read(table.data(), true)) {
-    std::printf("%s: trace read failed\n", what);
-    return;
-  }
+  std::vector<unsigned long long> table;
+  unsigned long long t0 = 0;  // call a's first producer CTA past its PDL wait
+  if (!read_table(what, &table, &t0)) return;
   size_t const per_call = size_t(trace::kKernelsPerCall) * trace::kMaxCtas * trace::kSlots;
   size_t const kernel = size_t(trace::kMaxCtas) * trace::kSlots;
   unsigned long long const* prod_a = table.data();
   unsigned long long const* prod_b = table.data() + per_call;
-  unsigned long long t0 = ~0ull;  // call a's first producer CTA past its PDL wait
-  for (int c = 0; c < trace::kMaxCtas; ++c) {
-    unsigned long long const t = prod_a[size_t(c) * trace::kSlots + 1];
-    if (t != 0) t0 = std::min(t0, t);
-  }
-  if (t0 == ~0ull) {
-    std::printf("%s: no marks\n", what);
-    return;
-  }
   std::printf("%s (two neighbouring calls a, b of a chain; us after a's first producer CTA's wait; min/median/max over CTAs):\n",
               what);
   std::string const a = std::string(what) + " [a]", b = std::string(what) + " [b]";
@@ -162,22 +171,11 @@ void trace_print_pair(char const* what, bool single) {
 }
 
 void trace_print(char const* what, bool single) {
-  std::vector<unsigned long long> table(2 * trace::kEntries);
-  if (!trace::read(table.data(), true)) {
-    std::printf("%s: trace read failed\n", what);
-    return;
-  }
+  std::vector<unsigned long long> table;
+  unsigned long long t0 = 0;  // the first producer CTA past its PDL wait
+  if (!read_table(what, &table, &t0)) return;
   unsigned long long const* prod = table.data();
   unsigned long long const* red = table.data() + size_t(trace::kMaxCtas) * trace::kSlots;
-  unsigned long long t0 = ~0ull;  // the first producer CTA past its PDL wait
-  for (int c = 0; c < trace::kMaxCtas; ++c) {
-    unsigned long long const t = prod[size_t(c) * trace::kSlots + 1];
-    if (t != 0) t0 = std::min(t0, t);
-  }
-  if (t0 == ~0ull) {
-    std::printf("%s: no marks\n", what);
-    return;
-  }
   std::printf("%s (us after the first producer CTA's wait; min/median/max over CTAs):\n", what);
   dump_csv(what, prod, t0);
   print_kernel("producer", kProducerMarks, prod, t0);
