@@ -75,8 +75,10 @@ constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "mer
 constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 15, 12, 13, 14, 5, 10, 6, 7};
 
 // Per mark: min / median / max over the CTAs that wrote it, in us after t0.
+// `after` (0: none) drops marks written before it: the single launch's last-CTA table, whose
+// writers change from replay to replay, keeps earlier replays' marks in other CTAs' rows.
 void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0,
-                  int const* order = nullptr) {
+                  int const* order = nullptr, unsigned long long after = 0) {
   std::printf("  %-8s", name);
   for (int i = 0; i < trace::kSlots; ++i) {
     int const s = order != nullptr ? order[i] : i;
@@ -84,7 +86,7 @@ void print_kernel(char const* name, char const* const* marks, unsigned long long
     std::vector<double> v;
     for (int c = 0; c < trace::kMaxCtas; ++c) {
       unsigned long long const t = table[size_t(c) * trace::kSlots + s];
-      if (t != 0) v.push_back((double(t) - double(t0)) / 1e3);
+      if (t != 0 && t >= after) v.push_back((double(t) - double(t0)) / 1e3);
     }
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
@@ -165,9 +167,10 @@ void trace_print_pair(char const* what, bool single) {
   char const* const* red_marks = single ? kLastCtaMarks : kReducerMarks;
   int const* red_order = single ? nullptr : kReducerOrder;
   print_kernel("a prod", kProducerMarks, prod_a, t0);
-  print_kernel(single ? "a last" : "a red", red_marks, prod_a + kernel, t0, red_order);
+  unsigned long long const after = single ? t0 : 0;  // a last CTA merges after its own wait
+  print_kernel(single ? "a last" : "a red", red_marks, prod_a + kernel, t0, red_order, after);
   print_kernel("b prod", kProducerMarks, prod_b, t0);
-  print_kernel(single ? "b last" : "b red", red_marks, prod_b + kernel, t0, red_order);
+  print_kernel(single ? "b last" : "b red", red_marks, prod_b + kernel, t0, red_order, after);
 }
 
 void trace_print(char const* what, bool single) {
@@ -180,7 +183,7 @@ void trace_print(char const* what, bool single) {
   dump_csv(what, prod, t0);
   print_kernel("producer", kProducerMarks, prod, t0);
   print_kernel(single ? "last CTA" : "reducer", single ? kLastCtaMarks : kReducerMarks, red, t0,
-               single ? nullptr : kReducerOrder);
+               single ? nullptr : kReducerOrder, single ? t0 : 0);
   unsigned long long const* prod_cyc = prod + trace::kEntries;
   unsigned long long const* red_cyc = red + trace::kEntries;
   print_cycles("producer", kProducerMarks, kProducerOrder, int(sizeof(kProducerOrder) / sizeof(int)), prod_cyc, 1, prod_cyc);

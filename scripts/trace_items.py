@@ -4,10 +4,11 @@
   BATON_TRACE_CSV=a.csv build/trace/bench/baton-bench attention --trace --only 128x2K
   scripts/trace_items.py 128x2K a.csv [b.csv ...]   # e.g. two builds of one A/B
 
-A row is one producer CTA (bench/attention_trace.cpp, dump_csv): "case",cta,sm, 15 slot
+A producer row is one producer CTA (bench/attention_trace.cpp, dump_csv): "case",cta,sm, 15 slot
 columns, then 4 columns (start, tile 0 landed, KV loop done, end; ns after the first wait)
-for each of the CTA's first four items. Only the in-graph case's rows are read (default
-reads, two kernels), the last call of the graph. Prints, in us:
+for each of the CTA's first four items; rows whose case ends in " reducer" are the reducer's
+CTAs, skipped here. Only the in-graph case's producer rows are read (default reads, two
+kernels), the last call of the graph. Prints, in us:
   - when the CTAs end (min / median / max): the call's critical path is the max;
   - item 0: start -> tile 0 landed (the first round trips; p10 / p50 / p90);
   - boundaries: end of item k -> tile 0 of item k + 1 landed (what an item start costs a
@@ -31,7 +32,7 @@ def load(path, shape):
             case = r[0]
             if not case.startswith(shape + ",") or "in-graph (last" not in case:
                 continue
-            if "early" in case or "single" in case:
+            if "early" in case or "single" in case or case.endswith(" reducer"):
                 continue
             v = [int(x) / 1000.0 if x else None for x in r[3:]]
             items = [v[SLOTS + MARKS * i:SLOTS + MARKS * (i + 1)] for i in range(ITEMS)]

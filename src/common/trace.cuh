@@ -22,7 +22,7 @@ constexpr int kSlots = 16;       // marks per CTA
 constexpr int kMaxCtas = 8192;   // CTAs per kernel recorded (the rest are not)
 constexpr int kKernelsPerCall = 3;  // 0: split_kv producer, 1: merge_splits reducer, 2: producer items
 constexpr int kKernels = 2 * kKernelsPerCall;  // 3..5: the focus's second call (trace::focus)
-constexpr int kItemMarks = 4;    // per item (table 2): start, tile 0 landed, KV loop done, end
+constexpr int kItemMarks = 4;    // per item (table 2; 5 for the focus's second call): start, tile 0 landed, KV loop done, end
 constexpr int kItemsTraced = kSlots / kItemMarks;  // a CTA's first 4 items
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
 
