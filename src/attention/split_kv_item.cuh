@@ -257,28 +257,38 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int const first = ran_on ? kStages - 1 : 0;
   int32_t const pid_lo = carried ? carry->lo : page_of(lane / kMmaTileKeys);      // tiles 0 and 1
   int32_t const pid_hi = carried ? carry->hi : page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
+  // Early reads, first item, one row chunk: the ids of tile kStages + 1's pair too (tiles 4
+  // and 5 at 3 stages), for the prefetch right after the wait (below), loaded with the others
+  // before the wait (under early reads the page table is step-invariant).
+  constexpr int kFarPair = (kStages + 1) / 2 * 2;  // tile kStages + 1 is kFarPair or kFarPair + 1
+  int32_t const pid_far = early && !carried && p.row_chunks == 1 ? page_of(kFarPair + lane / kMmaTileKeys) : -1;
   BATON_MARK(0, 8);
   if (!early && !ran_on) {  // after the page-id loads (the tiles wait on them), landing while the tiles are fetched
     load_q(b);
     cp_async_commit();
   }
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
-  // Early reads, one row chunk per kv head: the old keys of this warp's tile kStages (the
-  // first past the ring; its page ids came with the ring's, in first_reg(kStages)) are
-  // prefetched into L2 before the wait, lane k < 16 taking key k's K and V rows. In a chain the
-  // CTAs sit in their wait with full rings while the previous grid's tail and reducer run and
-  // the DRAM idles; this puts one more tile per warp in flight then. Same machine, 4
-  // alternating runs, early column: 1x32K 34.35 -> 33.75 us, 1x8K 12.67 -> 12.16, ragged 54.31
-  // -> 52.84, 1x1K / 8x1K +0.06 / +0.17; the default mode, which never runs it, within -0.05 to
-  // +0.17 on two machines (docs/benchmarking.md, twentieth session). Measured and not taken:
-  // more tiles per warp (1x32K no better past one: 32-48 MB of prefetch per call fills the L2;
-  // page ids of their own before the wait cost 8x1K 0.4 us), and the prefetch with several row
-  // chunks (8 draft tokens at group 4, two CTAs reading each K/V: early 1x8K 18.40 -> 19.50,
-  // ragged 80.18 -> 80.52; with this condition 18.26 / 80.21).
-  auto prefetch_old_tile = [&] {
-    int32_t const page = __shfl_sync(0xffffffffu, first_reg(kStages), (kStages % 2) * kMmaTileKeys + lane);
-    int const pos = tile_start(kStages) + lane;
-    if (p.row_chunks == 1 && lane < kMmaTileKeys && page >= 0 && page < p.num_pages && pos < new_keys) {
+  // L2 prefetches of the tiles just past the ring, one row chunk per kv head (with several,
+  // two CTAs read each K/V and the prefetch measured slower: 8 draft tokens at group 4, early
+  // 1x8K 18.40 -> 19.50, ragged 80.18 -> 80.52), lane k < 16 taking key k's K and V rows
+  // (keys below `limit`; page ids from lanes (j % 2) * 16.. of `reg`, -1 past the range):
+  // - early reads, before the wait: the old keys of tile kStages. In a chain the CTAs sit in
+  //   their wait with full rings while the previous grid's tail and reducer run and the DRAM
+  //   idles (twentieth session, same machine: early 1x32K 34.35 -> 33.75 us, 1x8K 12.67 ->
+  //   12.16, ragged 54.31 -> 52.84, 1x1K / 8x1K +0.06 / +0.17). More tiles there did not pay
+  //   (32-48 MB of prefetch per call at 1x32K fills the L2);
+  // - early reads, right after the wait: tile kStages + 1, so that the DRAM has work while the
+  //   warps start on their rings (ids loaded before the wait, pid_far);
+  // - otherwise, right after the ring's copies: tile kStages, which the loop would request
+  //   only once tile 0 is consumed.
+  // The last two (twenty-first session, same machine, 4 alternating rounds, in-graph): default
+  // 1x32K 36.59 -> 35.53 us, ragged 52.88 -> 50.60, 128x2K 248.07 -> 245.38, 1x8K 13.39 ->
+  // 13.07, 8x1K 13.11 -> 12.84; early 1x32K 33.81 -> 33.53, ragged 51.44 -> 50.31, mix 81.94
+  // -> 78.55; 1x1K +0.13 in both. Two tiles after the wait measured slower (docs/benchmarking.md).
+  auto prefetch_tile = [&](int j, int32_t reg, int limit) {
+    int32_t const page = __shfl_sync(0xffffffffu, reg, (j % 2) * kMmaTileKeys + lane);
+    int const pos = tile_start(j) + lane;
+    if (p.row_chunks == 1 && lane < kMmaTileKeys && page >= 0 && page < p.num_pages && pos < limit) {
       int64_t const off = pos & page_mask;
       // K/V rows are 16-byte aligned (validate.cpp), D * sizeof(T) a multiple of 16
       prefetch_l2(k_lane - part * 8 + int64_t(page) * p.k_stride_page + off * p.k_stride_token, D * int(sizeof(T)));
@@ -290,10 +300,11 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   for (int r = first; r < fill_loads; ++r) {
     int const j = r < kStages ? r : r - kStages;
     if (r == kStages) {  // early reads only: the wait, then q and the new keys
-      prefetch_old_tile();
+      prefetch_tile(kStages, first_reg(kStages), new_keys);  // old keys only
       wait();
       BATON_MARK(0, 1);
       load_q(b);
+      if (my_tiles > kStages + 1) prefetch_tile(kStages + 1, pid_far, t_end);
     }
     // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
     // or two tiles of the request): the others were complete before it.
@@ -302,6 +313,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (r + 1 == kStages) copy_nx_ids();
     if (r < kStages || r + 1 == fill_loads) cp_async_commit();
   }
+  if (!early && my_tiles > kStages) prefetch_tile(kStages, first_reg(kStages), t_end);
   BATON_MARK(0, 9);
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[rows.h[r0]] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[rows.h[r1]] : 0.f;

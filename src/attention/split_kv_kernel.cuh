@@ -27,7 +27,9 @@
 // num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed (a warp scan up to
 // 32 requests, else across the CTA: two kernel instances, picked by batch); (2) the page ids
 // of the first kStages + 1 tiles (two tiles per register) and the q rows (cp.async), in one
-// round trip; (3) the first kStages tiles in one round trip. Index math that needs only
+// round trip; (3) the first kStages tiles in one round trip, and (one row chunk) tile kStages
+// prefetched into L2 behind them, so that the DRAM has the next tile's bytes in flight
+// while the warps start on their rings. Index math that needs only
 // kernel parameters (the packed rows' token and head) is done before the wait; baton-bench
 // attention --trace measures each phase. In the loop, the page ids of the tile after next are
 // loaded while the current tile is consumed, so no page-table load stands between a tile's
@@ -62,8 +64,9 @@
 // asserts cache_seqlens, page_table and num_kv_splits were written before the step's PDL
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles,
-// and (with one row chunk) prefetches tile kStages's into L2 (cp.async.bulk.prefetch), before
-// the wait; q and this step's keys are read after it. Either way every CTA waits, and CTAs
+// and (with one row chunk) prefetches tile kStages's into L2 (cp.async.bulk.prefetch) and
+// loads tile kStages + 1's page ids, before the wait; q, this step's keys and the L2
+// prefetch of tile kStages + 1 come after it. Either way every CTA waits, and CTAs
 // without an item exit after the wait. The next item's page ids and q (the
 // many-requests instance's hand-over and run-on) are read during the current item: q after
 // the wait, the page ids with the current item's fill tile kStages - 1 -- after the wait too,
