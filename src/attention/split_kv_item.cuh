@@ -281,10 +281,12 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   //   warps start on their rings (ids loaded before the wait, pid_far);
   // - otherwise, right after the ring's copies: tile kStages, which the loop would request
   //   only once tile 0 is consumed.
-  // The last two (twenty-first session, same machine, 4 alternating rounds, in-graph): default
-  // 1x32K 36.59 -> 35.53 us, ragged 52.88 -> 50.60, 128x2K 248.07 -> 245.38, 1x8K 13.39 ->
-  // 13.07, 8x1K 13.11 -> 12.84; early 1x32K 33.81 -> 33.53, ragged 51.44 -> 50.31, mix 81.94
-  // -> 78.55; 1x1K +0.13 in both. Two tiles after the wait measured slower (docs/benchmarking.md).
+  // The last two (twenty-first session, same machine, 3 alternating rounds, in-graph, this
+  // form): default 1x32K 36.00 -> 34.93 us, ragged 52.62 -> 50.50, mix 79.24 -> 77.10, 128x2K
+  // 242.60 -> 240.17, 64x4K 238.82 -> 237.00, 1x8K 13.32 -> 13.04, 8x1K 13.03 -> 12.80, 1x1K
+  // +0.07; early 1x32K 33.38 -> 33.04, ragged 51.18 -> 50.36, 64x4K -0.9, but 1x1K, 1x8K and
+  // 8x1K +0.10 to +0.13 (code only: none of them has a tile kStages + 1). Two tiles after
+  // the wait measured slower (docs/benchmarking.md).
   auto prefetch_tile = [&](int j, int32_t reg, int limit) {
     int32_t const page = __shfl_sync(0xffffffffu, reg, (j % 2) * kMmaTileKeys + lane);
     int const pos = tile_start(j) + lane;
