@@ -106,9 +106,11 @@ Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions 
     int beside = 0;
     BATON_RETURN_IF_ERROR(detail::ctas_beside_per_sm(merge, self, per_sm, &beside));
 #if defined(BATON_TRACE)
-    // Trace builds only: the marks cost the producer registers (bf16 d128: 156 -> 185), which
-    // can change this decision (8x1K: 2 reducer CTAs beside it -> 1). BATON_TRACE_BESIDE=N
-    // replaces the count, to trace the decision a normal build makes.
+    // Trace builds only: the marks cost the producer registers, which can change this
+    // decision (bf16 d128 narrow: 154 in a normal build; 185 with the marks inlined, which
+    // left 1 reducer CTA beside it at 8x1K instead of 2; 168 with them out of line, which by
+    // the register arithmetic leaves 2 again). BATON_TRACE_BESIDE=N replaces the count, to
+    // trace the decision a normal build makes.
     if (char const* v = std::getenv("BATON_TRACE_BESIDE"); v != nullptr && v[0] != '\0') beside = std::atoi(v);
 #endif
     after_wait = int64_t(beside) * info.num_sms >= reducer_rows;

@@ -47,7 +47,7 @@ static __device__ __forceinline__ bool slot_of(int kernel, int slot, size_t* at)
   *at = (size_t(kernel + g_call * kKernelsPerCall) * kMaxCtas + cta) * kSlots + slot;
   return true;
 }
-static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal, like its table
+static __device__ __noinline__ void mark(int kernel, int slot) {  // internal, like its table
   size_t at;
   if (!slot_of(kernel, slot, &at)) return;
   unsigned long long t, c;
@@ -58,15 +58,15 @@ static __device__ __forceinline__ void mark(int kernel, int slot) {  // internal
 }
 // The producer CTA's item ordinal within the CTA (thread 0 alone writes and reads it).
 static __shared__ int g_item;
-static __device__ __forceinline__ void item_begin(int i) {
+static __device__ __noinline__ void item_begin(int i) {
   if (threadIdx.x == 0) g_item = i;
   if (i < kItemsTraced) mark(2, i * kItemMarks);
 }
-static __device__ __forceinline__ void item_mark(int m) {
+static __device__ __noinline__ void item_mark(int m) {
   if (threadIdx.x == 0 && g_item < kItemsTraced) mark(2, g_item * kItemMarks + m);
 }
 // The CTA's SM (%smid + 1, so that 0 still means "not written") in slot `slot`.
-static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
+static __device__ __noinline__ void mark_sm(int kernel, int slot) {
   size_t at;
   if (!slot_of(kernel, slot, &at)) return;
   unsigned sm;
@@ -88,10 +88,11 @@ static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
 #define BATON_ITEM_MARK(m) ((void)0)
 #else
 #define BATON_SELECT(k_pool) ::baton::trace::select(k_pool)
-#define BATON_MARK(kernel, slot) ::baton::trace::mark(kernel, slot)
-#define BATON_MARK_SM(kernel, slot) ::baton::trace::mark_sm(kernel, slot)
+// Thread 0 alone calls (the marks are out of line: fewer registers in the kernels).
+#define BATON_MARK(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark(kernel, slot) : (void)0)
+#define BATON_MARK_SM(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark_sm(kernel, slot) : (void)0)
 #define BATON_ITEM_BEGIN(i) ::baton::trace::item_begin(i)
-#define BATON_ITEM_MARK(m) ::baton::trace::item_mark(m)
+#define BATON_ITEM_MARK(m) (threadIdx.x == 0 ? ::baton::trace::item_mark(m) : (void)0)
 #endif
 
 namespace baton::trace {
