@@ -58,12 +58,12 @@ static __device__ __noinline__ void mark(int kernel, int slot) {  // internal, l
 }
 // The producer CTA's item ordinal within the CTA (thread 0 alone writes and reads it).
 static __shared__ int g_item;
-static __device__ __noinline__ void item_begin(int i) {
-  if (threadIdx.x == 0) g_item = i;
+static __device__ __noinline__ void item_begin(int i) {  // thread 0 (BATON_ITEM_BEGIN)
+  g_item = i;
   if (i < kItemsTraced) mark(2, i * kItemMarks);
 }
-static __device__ __noinline__ void item_mark(int m) {
-  if (threadIdx.x == 0 && g_item < kItemsTraced) mark(2, g_item * kItemMarks + m);
+static __device__ __noinline__ void item_mark(int m) {  // thread 0 (BATON_ITEM_MARK)
+  if (g_item < kItemsTraced) mark(2, g_item * kItemMarks + m);
 }
 // The CTA's SM (%smid + 1, so that 0 still means "not written") in slot `slot`.
 static __device__ __noinline__ void mark_sm(int kernel, int slot) {
@@ -91,7 +91,7 @@ static __device__ __noinline__ void mark_sm(int kernel, int slot) {
 // Thread 0 alone calls (the marks are out of line: fewer registers in the kernels).
 #define BATON_MARK(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark(kernel, slot) : (void)0)
 #define BATON_MARK_SM(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark_sm(kernel, slot) : (void)0)
-#define BATON_ITEM_BEGIN(i) ::baton::trace::item_begin(i)
+#define BATON_ITEM_BEGIN(i) (threadIdx.x == 0 ? ::baton::trace::item_begin(i) : (void)0)
 #define BATON_ITEM_MARK(m) (threadIdx.x == 0 ? ::baton::trace::item_mark(m) : (void)0)
 #endif
 
