@@ -297,10 +297,22 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       prefetch_l2(v_lane - part * 8 + int64_t(page) * p.v_stride_page + off * p.v_stride_token, D * int(sizeof(T)));
     }
   };
-  int const fill_loads = early ? 2 * kStages : kStages;
+  // With early reads, a warp whose ring is full and whose every tile is requested before the
+  // wait (kStages or kStages + 1 tiles: the ring and the prefetch) copies its ring's last tile
+  // after the wait instead, behind q, in a group of its own (one more round, r = 2 kStages).
+  // In a chain the wait releases while the DRAM still serves this call's pre-wait copies, and
+  // q, requested after the wait, queued behind all of them (trace, twenty-second session:
+  // 1.3-1.8 us from the wait to q at 8x1K, 0.8 in a graph's last call), so the warps' first
+  // tiles waited for q with their data landed. Same machine, 3 alternating rounds, early
+  // column: 8x1K 11.53 -> 11.16 us, 1x8K 12.13 -> 11.88, 1x32K and 1x1K within +0.12
+  // (docs/benchmarking.md). Warps with more tiles keep the whole ring before the wait: moving
+  // the tile in every warp cost early 1x32K 0.7 us, whose pre-wait copies fill the previous
+  // call's tail.
+  bool const late = early && my_tiles >= kStages && my_tiles <= kStages + 1;  // warp-uniform
+  int const fill_loads = early ? 2 * kStages + int(late) : kStages;
 #pragma unroll 1
   for (int r = first; r < fill_loads; ++r) {
-    int const j = r < kStages ? r : r - kStages;
+    int const j = r < kStages ? r : r < 2 * kStages ? r - kStages : kStages - 1;
     if (r == kStages) {  // early reads only: the wait, then q and the new keys
       prefetch_tile(kStages, first_reg(kStages), new_keys);  // old keys only
       wait();
@@ -310,10 +322,15 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     }
     // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
     // or two tiles of the request): the others were complete before it.
-    bool const copies = j < my_tiles && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys);
-    if (copies) load_tile(r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j), (j % 2) * kMmaTileKeys);
+    bool const is_late = late && j == kStages - 1;
+    bool const copies = j < my_tiles && (r < 2 * kStages ? !is_late && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys)
+                                                         : is_late);
+    if (copies) {
+      load_tile(r == 2 * kStages ? kAll : r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j),
+                (j % 2) * kMmaTileKeys);
+    }
     if (r + 1 == kStages) copy_nx_ids();
-    if (r < kStages || r + 1 == fill_loads) cp_async_commit();
+    if (r < kStages || r + 1 >= 2 * kStages) cp_async_commit();
   }
   if (!early && my_tiles > kStages) prefetch_tile(kStages, first_reg(kStages), t_end);
   BATON_MARK(0, 9);
@@ -322,7 +339,11 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
   int next_base = (kStages % 2) * kMmaTileKeys;
   if (early) {
-    cp_async_wait<0>();  // q and the new keys are the newest group: drain once
+    if (late) {
+      cp_async_wait<1>();  // q and the new keys: every group but the late tile's
+    } else {
+      cp_async_wait<0>();  // q and the new keys are the newest group: drain once
+    }
   } else if (ran_on) {
     cp_async_wait<1>();  // q (requested after this warp's first kStages - 1 tiles) has landed
   } else {

@@ -63,10 +63,11 @@
 // step). With early_reads (DecodeAttentionArgs::inputs_written_before_chain: the caller
 // asserts cache_seqlens, page_table and num_kv_splits were written before the step's PDL
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
-// L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles,
-// and (with one row chunk) prefetches tile kStages's into L2 (cp.async.bulk.prefetch) and
-// loads tile kStages + 1's page ids, before the wait; q, this step's keys and the L2
-// prefetch of tile kStages + 1 come after it. Either way every CTA waits, and CTAs
+// L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
+// (a warp with kStages or kStages + 1 tiles: the first kStages - 1, and its last ring tile
+// after the wait, behind q), and (with one row chunk) prefetches tile kStages's into L2
+// (cp.async.bulk.prefetch) and loads tile kStages + 1's page ids, before the wait; q, this
+// step's keys and the L2 prefetch of tile kStages + 1 come after it. Either way every CTA waits, and CTAs
 // without an item exit after the wait. The next item's page ids and q (the
 // many-requests instance's hand-over and run-on) are read during the current item: q after
 // the wait, the page ids with the current item's fill tile kStages - 1 -- after the wait too,
