@@ -247,7 +247,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // Round trips 2 and 3: the page ids of the first kStages + 1 tiles together (two tiles
   // per register), then the first kStages tiles' copies, one commit group each. With early
   // reads these run before the wait for old keys only (step-invariant pages); then the
-  // wait, q and this step's new keys (one more group).
+  // wait, q and this step's new keys (one more group), and for a `late` warp (below) its
+  // ring's last tile, whole (one group more).
   static_assert(kStages >= 1 && kStages <= 3, "the first kStages + 1 tiles' page ids fill two registers");
   bool const carried = kChain && carry->valid;  // CTA-uniform
   // Ran on (kChain, narrow): the previous item requested this item's q and this warp's first
@@ -321,7 +322,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       if (my_tiles > kStages + 1) prefetch_tile(kStages + 1, pid_far, t_end);
     }
     // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
-    // or two tiles of the request): the others were complete before it.
+    // or two tiles of the request): the others were complete before it (the late tile is
+    // copied whole in its own round instead).
     bool const is_late = late && j == kStages - 1;
     bool const copies = j < my_tiles && (r < 2 * kStages ? !is_late && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys)
                                                          : is_late);
@@ -372,7 +374,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   auto next_tile = [&](int j) {
     __syncwarp();  // every lane is done with the slot before it is refilled
     if (j + kStages < my_tiles) load_tile(kAll, slot, j + kStages, next_page, next_base);
-    cp_async_commit();
+    cp_async_commit();  // always, even empty: landed_tile's wait counts groups (a late ring
+                        // tile, committed after q, completes only through these kStages - 1)
     next_page = page_of(j + kStages + 1);
     next_base = 0;  // lands while the next tiles are consumed
     slot = slot + 1 == kStages ? 0 : slot + 1;

@@ -104,19 +104,22 @@ TEST_F(AttentionRace, EarlyReadsStillWaitForQAndNewKeys) {
   run_early_harness(s);
 }
 
-// A warp whose every tile is requested before the wait copies its ring's last tile (tile 2)
-// after it (split_kv_item.cuh, `late`). Here that tile holds this step's keys: 150 and 140 keys
-// in one split put keys 148-149 in warp 1's tile 2 and 138-139 in warp 0's, so the late copy
-// must read them after the wait too. The 3000-key request keeps the whole ring before the wait.
+// A warp of kStages or kStages + 1 tiles copies its ring's last tile (tile 2 at 3 stages)
+// after the wait (split_kv_item.cuh, `late`). Here that tile holds this step's keys: 150 and
+// 140 keys in one split put keys 148-149 in warp 1's tile 2 and 138-139 in warp 0's (partial
+// tiles: the row-by-row copy); 160 keys put 158-159 at the end of warp 1's full tile 2 (the
+// one-page fast copy); 96 keys put 94-95 in warp 1's tile 1, the late tile of a 2-stage
+// build. The late copy must read them after the wait too. The 3000-key request keeps the
+// whole ring before the wait.
 TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
   AttnShape s;
-  s.lens = {150, 140, 3000};
+  s.lens = {150, 140, 160, 96, 3000};
   s.q_len = 2;
   s.num_q_heads = 8;
   s.num_kv_heads = 2;
   s.page_size = 64;
   s.max_splits = 8;
-  s.splits = {1, 1, 8};
+  s.splits = {1, 1, 1, 1, 8};
   run_early_harness(s);
 }
 
