@@ -210,26 +210,30 @@ int run_attention_bench(BenchOptions const& opt) {
     };
     if (opt.profile || opt.trace) {  // a few eager calls for a profiler, or traced calls; no timing
       if (opt.trace) {
+        // One graph of 20 calls in a mode, then its summary: the last call's (trace_print), or
+        // with `pair` the focused calls 18 and 19's (trace_print_pair).
+        auto traced = [&](std::string const& what, bool early, bool single, bool pair) {
+          timer.in_graph_per_call(call(PdlMode::kOn, early, single), 20, 3);
+          std::string const label = c.name + ", in-graph" + what;
+          if (pair) {
+            trace_print_pair(label.c_str(), single);
+          } else {
+            trace_print(label.c_str(), single);
+          }
+        };
         trace_clear();
-        timer.in_graph_per_call(call(PdlMode::kOn), 20, 3);
-        trace_print((c.name + ", in-graph (last of 20 calls)").c_str());
-        timer.in_graph_per_call(call(PdlMode::kOn, true), 20, 3);
-        trace_print((c.name + ", in-graph, early reads").c_str());
-        timer.in_graph_per_call(call(PdlMode::kOn, false, true), 20, 3);
-        trace_print((c.name + ", in-graph, single launch").c_str(), true);
-        timer.in_graph_per_call(call(PdlMode::kOn, true, true), 20, 3);
-        trace_print((c.name + ", in-graph, early reads + single launch").c_str(), true);
+        traced(" (last of 20 calls)", false, false, false);
+        traced(", early reads", true, false, false);
+        traced(", single launch", false, true, false);
+        traced(", early reads + single launch", true, true, false);
         timer.cold_single_call(call(PdlMode::kOn), 3);
         trace_print((c.name + ", cold single call").c_str());
         if (num_pools >= 2) {  // calls 18 and 19 of 20: a call and the next one beside its tail
           trace_focus(pools[18 % num_pools].k, pools[19 % num_pools].k);
           trace_clear();
-          timer.in_graph_per_call(call(PdlMode::kOn), 20, 3);
-          trace_print_pair((c.name + ", in-graph, calls 18 and 19").c_str());
-          timer.in_graph_per_call(call(PdlMode::kOn, true), 20, 3);
-          trace_print_pair((c.name + ", in-graph, early reads, calls 18 and 19").c_str());
-          timer.in_graph_per_call(call(PdlMode::kOn, true, true), 20, 3);
-          trace_print_pair((c.name + ", in-graph, early reads + single launch, calls 18 and 19").c_str(), true);
+          traced(", calls 18 and 19", false, false, true);
+          traced(", early reads, calls 18 and 19", true, false, true);
+          traced(", early reads + single launch, calls 18 and 19", true, true, true);
           trace_focus(nullptr, nullptr);
         }
       } else {
