@@ -25,7 +25,8 @@
 //
 // Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) every
 // num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed (a warp scan up to
-// 32 requests, else across the CTA: two kernel instances, picked by batch); (2) the page ids
+// 32 requests, else across the CTA: two kernel instances, picked by batch; up to 32, warps 1-3
+// meanwhile prefetch the requests' page-table rows into L2: prefetch_page_rows); (2) the page ids
 // of the first kStages + 1 tiles (two tiles per register) and the q rows (cp.async), in one
 // round trip; (3) the first kStages tiles in one round trip, and (one row chunk) tile kStages
 // prefetched into L2 behind them, so that the DRAM has the next tile's bytes in flight
@@ -153,6 +154,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
       list.b[lane] = e;  // the list's arrays as scratch: inclusive ends, counts, lengths
       list.n[lane] = cnt;
       list.len[lane] = l;
+    } else if (waited) {
+      prefetch_page_rows(p);  // warps 1-3, during warp 0's round trip
     }
     __syncthreads();
     end = list.b[lane];

@@ -26,6 +26,34 @@ struct ItemList {
   int warp_sums[2][kWarps];  // find_items: the warps' totals, two rounds in turn
 };
 
+// Few requests, default mode: while warp 0 reads the lengths and split counts (round trip
+// (1), split_kv_kernel.cuh), warps 1-3 of all CTAs together prefetch every request's page-table
+// row into L2 (at most kPrefetchLinesPerRow 128-byte lines of it, from its start; the grid's
+// 96 threads per CTA take one line each), so that round trip (2), the page ids, hits L2 where
+// the table had left it -- a cold call, or in an engine the step's GEMMs streaming their
+// weights between two layers' attention. After the wait: the table may come from an earlier
+// kernel of the step (pdl-contract.md, rule 1). With early reads the CTA reads the table
+// before its wait instead. A small gain (docs/benchmarking.md, twenty-third session), cold
+// single calls, medians of alternating runs: as an experiment in both instances (3 runs) 1x1K
+// 10.82 -> 10.56 us, 1x8K 19.36 -> 19.23, 8x1K 19.42 -> 19.30, 1x32K 45.50 -> 45.28; this
+// form on GPU-fd452014 (3 runs) 10.85 -> 10.69, 19.30 -> 19.23, 19.52 -> 19.42, 45.18 ->
+// 44.93, then (5 runs) 1x1K 10.85 -> 10.82; in graphs 1x1K 6.41 -> 6.36 and 6.39 -> 6.32,
+// the others within noise. Prefetching the q rows as well gained nothing more.
+constexpr int kPrefetchLinesPerRow = 64;  // 8 KB: 2048 page ids
+
+__device__ __forceinline__ void prefetch_page_rows(AttentionParams const& p) {
+  int64_t const row_lines = (p.pt_cols * int64_t(sizeof(int32_t)) + 127) / 128;
+  int const lines = static_cast<int>(row_lines < kPrefetchLinesPerRow ? row_lines : kPrefetchLinesPerRow);
+  int const i = (static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x)) *
+                    (kThreads - 32) +
+                static_cast<int>(threadIdx.x) - 32;
+  if (threadIdx.x < 32 || lines == 0 || i >= p.batch * lines) return;
+  int const b = i / lines, line = i % lines;
+  // In bounds: line * 128 < pt_cols * 4, the row's own bytes.
+  char const* a = reinterpret_cast<char const*>(p.page_table + b * p.pt_stride) + line * 128;
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+}
+
 // This CTA's items with ordinals [pass * kMaxItems, (pass + 1) * kMaxItems); returns how
 // many there are (the rest of the list is not written). Ends with a barrier.
 // Requests go 128 at a time, one per thread (kPer such rounds' loads in flight together):
