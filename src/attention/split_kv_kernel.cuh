@@ -2,9 +2,9 @@
 //
 // Files: this one (the kernel: rows, item search, the loop over items), split_kv_item.cuh
 // (attend_split: one item, from page ids to partial stores, and the hand-over to the next),
-// split_kv_search.cuh (find_items, past kFewRequests requests), split_kv_tile.cuh (tile
-// layout, MmaSmem, mma and ldmatrix helpers, RowTable), split_kv_merge_last.cuh (the
-// single-launch merge).
+// split_kv_search.cuh (find_items, past kFewRequests requests; prefetch_page_rows, up to
+// them), split_kv_tile.cuh (tile layout, MmaSmem, mma and ldmatrix helpers, RowTable),
+// split_kv_merge_last.cuh (the single-launch merge).
 //
 // What: for request b, kv head kvh and split s, the partial attention of the packed query rows
 // of kvh (row = t * group + g: draft token t, query head kvh * group + g) over the split's key
@@ -25,8 +25,9 @@
 //
 // Latency chain of a CTA (what small shapes pay): after the PDL wait, (1) every
 // num_kv_splits[b] and cache_seqlens[b] in one round trip, prefix-summed (a warp scan up to
-// 32 requests, else across the CTA: two kernel instances, picked by batch; up to 32, warps 1-3
-// meanwhile prefetch the requests' page-table rows into L2: prefetch_page_rows); (2) the page ids
+// 32 requests, else across the CTA: two kernel instances, picked by batch; up to 32, in the
+// default mode, warps 1-3 meanwhile prefetch the requests' page-table rows into L2:
+// prefetch_page_rows); (2) the page ids
 // of the first kStages + 1 tiles (two tiles per register) and the q rows (cp.async), in one
 // round trip; (3) the first kStages tiles in one round trip, and (one row chunk) tile kStages
 // prefetched into L2 behind them, so that the DRAM has the next tile's bytes in flight

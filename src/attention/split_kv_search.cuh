@@ -1,5 +1,6 @@
 // The producer's item search for many requests (split_kv_kernel.cuh): which (request, split)
-// items a CTA takes, listed a pass at a time.
+// items a CTA takes, listed a pass at a time; and, for the few-requests search, the page-table
+// prefetch that runs beside it (prefetch_page_rows).
 #pragma once
 
 #include "attention/attention_common.cuh"
@@ -28,8 +29,8 @@ struct ItemList {
 
 // Few requests, default mode: while warp 0 reads the lengths and split counts (round trip
 // (1), split_kv_kernel.cuh), warps 1-3 of all CTAs together prefetch every request's page-table
-// row into L2 (at most kPrefetchLinesPerRow 128-byte lines of it, from its start; the grid's
-// 96 threads per CTA take one line each), so that round trip (2), the page ids, hits L2 where
+// row into L2 (its first kPrefetchLinesPerRow 128-byte lines, at most one line per thread
+// of the grid's 96 per CTA), so that round trip (2), the page ids, hits L2 where
 // the table had left it -- a cold call, or in an engine the step's GEMMs streaming their
 // weights between two layers' attention. After the wait: the table may come from an earlier
 // kernel of the step (pdl-contract.md, rule 1). With early reads the CTA reads the table
@@ -42,15 +43,20 @@ struct ItemList {
 constexpr int kPrefetchLinesPerRow = 64;  // 8 KB: 2048 page ids
 
 __device__ __forceinline__ void prefetch_page_rows(AttentionParams const& p) {
-  int64_t const row_lines = (p.pt_cols * int64_t(sizeof(int32_t)) + 127) / 128;
+  if (threadIdx.x < 32) return;
+  // The lines a row's ids fill, plus one for a row that starts mid-line (the last id then
+  // reaches one line further; for an aligned row that extra one repeats its last line).
+  int64_t const row_lines = (p.pt_cols * int64_t(sizeof(int32_t)) + 127) / 128 + 1;
   int const lines = static_cast<int>(row_lines < kPrefetchLinesPerRow ? row_lines : kPrefetchLinesPerRow);
-  int const i = (static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x)) *
-                    (kThreads - 32) +
-                static_cast<int>(threadIdx.x) - 32;
-  if (threadIdx.x < 32 || lines == 0 || i >= p.batch * lines) return;
-  int const b = i / lines, line = i % lines;
-  // In bounds: line * 128 < pt_cols * 4, the row's own bytes.
-  char const* a = reinterpret_cast<char const*>(p.page_table + b * p.pt_stride) + line * 128;
+  // CTAs x 96 < 2^31: the grid is at most one wave of CTAs or num_kv_heads x row_chunks
+  // (decode_attention.cu, launch_producer), and the unsigned test holds even past that.
+  unsigned const i =
+      (blockIdx.y * gridDim.x + blockIdx.x) * unsigned(kThreads - 32) + (threadIdx.x - 32u);
+  if (p.pt_cols <= 0 || i >= unsigned(p.batch * lines)) return;
+  int const b = static_cast<int>(i) / lines, line = static_cast<int>(i) % lines;
+  // The id at line * 32, or the row's last, so every address is one of the row's own ids.
+  int64_t const col = int64_t(line) * 32 < p.pt_cols - 1 ? int64_t(line) * 32 : p.pt_cols - 1;
+  int32_t const* const a = p.page_table + b * p.pt_stride + col;
   asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
 }
 
