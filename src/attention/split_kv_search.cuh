@@ -38,8 +38,9 @@ struct ItemList {
 // single calls, medians of alternating runs: as an experiment in both instances (3 runs) 1x1K
 // 10.82 -> 10.56 us, 1x8K 19.36 -> 19.23, 8x1K 19.42 -> 19.30, 1x32K 45.50 -> 45.28; this
 // form on GPU-fd452014 (3 runs) 10.85 -> 10.69, 19.30 -> 19.23, 19.52 -> 19.42, 45.18 ->
-// 44.93, then (5 runs) 1x1K 10.85 -> 10.82; in graphs 1x1K 6.41 -> 6.36 and 6.39 -> 6.32,
-// the others within noise. Prefetching the q rows as well gained nothing more.
+// 44.93, then (5 runs) 1x1K 10.85 -> 10.82; the hardened form below on GPU-e9086425 (2 runs)
+// 10.89 -> 10.81, 1x8K, 8x1K, 1x32K within 0.03. In graphs 1x1K 6.41 -> 6.36, 6.39 -> 6.32,
+// 6.33 -> 6.30, the others within noise. Prefetching the q rows as well gained nothing more.
 constexpr int kPrefetchLinesPerRow = 64;  // 8 KB: 2048 page ids
 
 __device__ __forceinline__ void prefetch_page_rows(AttentionParams const& p) {
