@@ -4,6 +4,7 @@
 #pragma once
 
 #include "attention/attention_common.cuh"
+#include "attention/page_prefetch.h"
 
 namespace baton::attention {
 
@@ -30,7 +31,7 @@ struct ItemList {
 // Few requests, default mode: while warp 0 reads the lengths and split counts (round trip
 // (1), split_kv_kernel.cuh), warps 1-3 of all CTAs together prefetch every request's page-table
 // row into L2 (its first kPrefetchLinesPerRow 128-byte lines, at most one line per thread
-// of the grid's 96 per CTA), so that round trip (2), the page ids, hits L2 where
+// of the grid's 96 per CTA: page_prefetch.h), so that round trip (2), the page ids, hits L2 where
 // the table had left it -- a cold call, or in an engine the step's GEMMs streaming their
 // weights between two layers' attention. After the wait: the table may come from an earlier
 // kernel of the step (pdl-contract.md, rule 1). With early reads the CTA reads the table
@@ -41,24 +42,16 @@ struct ItemList {
 // 44.93, then (5 runs) 1x1K 10.85 -> 10.82; the hardened form below on GPU-e9086425 (2 runs)
 // 10.89 -> 10.81, 1x8K, 8x1K, 1x32K within 0.03. In graphs 1x1K 6.41 -> 6.36, 6.39 -> 6.32,
 // 6.33 -> 6.30, the others within noise. Prefetching the q rows as well gained nothing more.
-constexpr int kPrefetchLinesPerRow = 64;  // 8 KB: 2048 page ids
-
 __device__ __forceinline__ void prefetch_page_rows(AttentionParams const& p) {
   if (threadIdx.x < 32) return;
-  // The lines a row's ids fill, plus one for a row that starts mid-line (the last id then
-  // reaches one line further; for an aligned row that extra one repeats its last line).
-  int64_t const row_lines = (p.pt_cols * int64_t(sizeof(int32_t)) + 127) / 128 + 1;
-  int const lines = static_cast<int>(row_lines < kPrefetchLinesPerRow ? row_lines : kPrefetchLinesPerRow);
-  // CTAs x 96 < 2^31: the grid is at most one wave of CTAs or num_kv_heads x row_chunks
-  // (decode_attention.cu, launch_producer), and the unsigned test holds even past that.
-  unsigned const i =
-      (blockIdx.y * gridDim.x + blockIdx.x) * unsigned(kThreads - 32) + (threadIdx.x - 32u);
-  if (p.pt_cols <= 0 || i >= unsigned(p.batch * lines)) return;
-  int const b = static_cast<int>(i) / lines, line = static_cast<int>(i) % lines;
-  // The id at line * 32, or the row's last, so every address is one of the row's own ids.
-  int64_t const col = int64_t(line) * 32 < p.pt_cols - 1 ? int64_t(line) * 32 : p.pt_cols - 1;
-  int32_t const* const a = p.page_table + b * p.pt_stride + col;
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+  int const lines = page_prefetch_lines(p.pt_cols);
+  // CTAs x 96 < 2^32: the grid is at most one wave of CTAs or num_kv_heads x row_chunks
+  // (decode_attention.cu, launch_producer); page_prefetch's test is unsigned either way.
+  unsigned const i = (blockIdx.y * gridDim.x + blockIdx.x) * unsigned(kThreads - 32) + (threadIdx.x - 32u);
+  page_prefetch(i, p, lines, [&](int b, int64_t col) {
+    int32_t const* const a = p.page_table + b * p.pt_stride + col;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+  });
 }
 
 // This CTA's items with ordinals [pass * kMaxItems, (pass + 1) * kMaxItems); returns how

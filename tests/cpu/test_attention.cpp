@@ -1,13 +1,17 @@
-// decode_attention without a GPU: the reference on hand-worked cases, the workspace size, and
-// argument validation (a Status naming the argument and value, before any CUDA call).
+// decode_attention without a GPU: the reference on hand-worked cases, the workspace size,
+// argument validation (a Status naming the argument and value, before any CUDA call), and the
+// producer's page-table prefetch map (the same index math the kernel runs).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
+#include "attention/page_prefetch.h"
 #include "attention/validate.h"
 #include "baton/attention.h"
 #include "reference/attention_ref.h"
@@ -252,6 +256,57 @@ TEST(AttentionWavePlan, BadArgumentsAreNamedBeforeAnyCudaCall) {
   s = decode_attention_ctas_per_wave(128, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("ctas is null"), std::string::npos) << s.message();
+}
+
+// The page-table prefetch (split_kv_search.cuh, prefetch_page_rows, through
+// attention::page_prefetch): every thread's address is one of its row's own ids, and with
+// enough threads every 128-byte line a row's ids touch is prefetched, up to
+// kPrefetchLinesPerRow lines -- for rows that start on a line and rows that start mid-line.
+TEST(AttentionPagePrefetch, EveryAddressInItsRowAndEveryLineCovered) {
+  struct Params {
+    int batch;
+    int64_t pt_cols;
+  };
+  constexpr unsigned kGridThreads[] = {96, 8 * 33 * 96};  // one CTA's warps 1-3; a wave at 8 kv heads
+  for (int batch : {1, 2, 7, 16, 32}) {
+    for (int64_t cols : std::vector<int64_t>{1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 100, 1000, 2015, 2016, 2017,
+                                             2047, 2048, 2049, 5000, int64_t(1) << 26}) {
+      Params const p{batch, cols};
+      int const lines = attention::page_prefetch_lines(cols);
+      ASSERT_GE(lines, 1);
+      ASSERT_LE(lines, attention::kPrefetchLinesPerRow);
+      for (unsigned threads : kGridThreads) {
+        std::vector<std::vector<int64_t>> ids(batch);
+        int emitted = 0;
+        for (unsigned i = 0; i < threads; ++i) {
+          attention::page_prefetch(i, p, lines, [&](int b, int64_t col) {
+            ASSERT_GE(b, 0);
+            ASSERT_LT(b, batch);
+            ASSERT_GE(col, 0);
+            ASSERT_LT(col, cols) << "batch " << batch << " i " << i;
+            ids[b].push_back(col);
+            ++emitted;
+          });
+        }
+        ASSERT_LE(emitted, batch * lines);
+        if (threads < unsigned(batch * lines)) continue;  // too few threads: bounds only
+        for (int64_t offset : std::vector<int64_t>{0, 1, 5, 31}) {  // the row's first id, in ids past a 128-byte line
+          for (int b = 0; b < batch; ++b) {
+            std::set<int64_t> hit;
+            for (int64_t col : ids[b]) hit.insert((offset + col) / 32);
+            int64_t const last = (offset + cols - 1) / 32;  // the row's last line
+            for (int64_t line = 0; line <= last && line < attention::kPrefetchLinesPerRow; ++line) {
+              ASSERT_TRUE(hit.count(line)) << "batch " << batch << " cols " << cols << " offset " << offset
+                                           << " row " << b << " line " << line;
+            }
+          }
+        }
+      }
+    }
+  }
+  // No table, no prefetch.
+  attention::page_prefetch(0u, Params{4, 0}, attention::page_prefetch_lines(0),
+                           [](int, int64_t) { FAIL() << "a prefetch without columns"; });
 }
 
 // Valid arguments without a usable GPU: the launch path (occupancy query, then launches)
