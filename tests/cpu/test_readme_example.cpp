@@ -15,30 +15,32 @@
 
 #include "baton/baton.h"
 
-namespace baton {
 namespace {
 
+// At global scope, so that the README's code compiles here only with every name qualified,
+// as in a user's code.
 struct Planned {
   int ctas_per_wave = 0, max_splits = 0;
   size_t ws_bytes = 0;
 };
 
-Status readme_setup(int batch, int num_q_heads, int num_kv_heads, Planned* out) {
-  // Before capture, once per batch size: the plan's bounds and the scratch (cudaMalloc it:
-  // the call never allocates).
+baton::Status readme_setup(int batch, int num_q_heads, int num_kv_heads, Planned* out) {
+  // Once per device, before capture: the plan's bounds (max_splits: see below) and the scratch,
+  // sized for the largest batch captured (cudaMalloc it: the call never allocates).
   int ctas_per_wave = 0;
   baton::Status s = baton::decode_attention_ctas_per_wave(/*head_dim=*/128, &ctas_per_wave);  // 264 on an H200
   if (!s.is_ok()) return s;  // s.message() says what failed
   int const max_splits = std::min(32, (ctas_per_wave + num_kv_heads - 1) / num_kv_heads);  // group x q_len <= 16
   size_t const ws_bytes = baton::decode_attention_workspace_bytes(batch, /*q_len=*/1, num_q_heads, 128, max_splits);
   *out = {ctas_per_wave, max_splits, ws_bytes};
-  return Status::ok();
+  return baton::Status::ok();
 }
 
-Status readme_step(int batch, int num_q_heads, int num_kv_heads, int64_t num_pages, int64_t max_pages,
+baton::Status readme_step(int batch, int num_q_heads, int num_kv_heads, int64_t num_pages, int64_t max_pages,
                    int ctas_per_wave, int max_splits, void* q, void* k_pool, void* v_pool, int32_t* seqlens,
                    int32_t* page_table, int32_t* splits, void* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  // Every step, inside the decode graph: split counts on the device, then attention.
+  // Every step, inside the decode graph: split counts on the device once per step (every
+  // layer's attention reuses them), then each layer's attention.
   baton::PlanKvSplitsArgs plan;
   plan.cache_seqlens = baton::TensorView::contiguous(seqlens, baton::DType::kInt32, {batch});  // incl. this token
   plan.num_kv_splits = baton::TensorView::contiguous(splits, baton::DType::kInt32, {batch});
@@ -59,9 +61,15 @@ Status readme_step(int batch, int num_q_heads, int num_kv_heads, int64_t num_pag
   a.page_table = baton::TensorView::contiguous(page_table, baton::DType::kInt32, {batch, max_pages});
   a.num_kv_splits = plan.num_kv_splits;
   a.max_splits = max_splits;
+  // inputs_written_before_chain stays false: plan_kv_splits writes num_kv_splits in this chain.
   a.out = baton::TensorView::contiguous(out, baton::DType::kBFloat16, {batch, num_q_heads, 128});
   return baton::decode_attention(a, {ws, ws_bytes}, {stream});
 }
+
+}  // namespace
+
+namespace baton {
+namespace {
 
 // The step with no buffers: reported before any launch, naming the argument. The setup: on a
 // GPU its wave, a max_splits in [1, 32] and the scratch for it; without one, a CUDA Status.
@@ -116,19 +124,23 @@ std::vector<std::string> cpp_blocks_after(std::string const& readme, std::string
   return blocks;
 }
 
+// The README sentence that introduces the example's two code blocks.
+constexpr char kReadmeMarker[] = "An attention step, with the split counts planned on the device";
+
 // The README shows this file's code: its setup block is readme_setup's body up to the
 // hand-back of the results, its step block readme_step's body.
 TEST(AttentionReadme, ExampleIsThisFilesCode) {
-  std::string const src = read_file(BATON_SOURCE_DIR "/tests/cpu/test_readme_example.cpp");
-  std::string const readme = read_file(BATON_SOURCE_DIR "/README.md");
-  ASSERT_FALSE(src.empty());
-  ASSERT_FALSE(readme.empty());
-  std::string setup = function_body(src, "Status readme_setup(");
+  std::string const src_path = BATON_SOURCE_DIR "/tests/cpu/test_readme_example.cpp";
+  std::string const readme_path = BATON_SOURCE_DIR "/README.md";
+  std::string const src = read_file(src_path), readme = read_file(readme_path);
+  ASSERT_FALSE(src.empty()) << src_path;
+  ASSERT_FALSE(readme.empty()) << readme_path;
+  std::string setup = function_body(src, "baton::Status readme_setup(");
   setup = setup.substr(0, setup.find("*out = {"));
-  std::string const step = function_body(src, "Status readme_step(");
-  std::vector<std::string> const blocks =
-      cpp_blocks_after(readme, "Attention, with the split counts planned on the device each step", 2);
-  ASSERT_EQ(blocks.size(), 2u) << "README.md: the example's two code blocks are missing";
+  std::string const step = function_body(src, "baton::Status readme_step(");
+  std::vector<std::string> const blocks = cpp_blocks_after(readme, kReadmeMarker, 2);
+  ASSERT_EQ(blocks.size(), 2u) << "README.md: no two code blocks after \"" << kReadmeMarker
+                               << "\" (was that sentence reworded? keep it in step with this test)";
   EXPECT_EQ(blocks[0], setup) << "README.md's setup block differs from readme_setup in this file";
   EXPECT_EQ(blocks[1], step) << "README.md's step block differs from readme_step in this file";
 }
