@@ -20,7 +20,9 @@ constexpr int page_prefetch_lines(int64_t pt_cols) {
 // Thread i (CTA-major over the grid's prefetching threads) takes line i % lines of row
 // i / lines: emit(b, col) with the id at line * 32, or the row's last, so every address is
 // one of the row's own ids [0, p.pt_cols) of a row in [0, p.batch); nothing past batch x
-// lines. `lines` is page_prefetch_lines(p.pt_cols); P has `batch` and `pt_cols`
+// lines. `lines` is page_prefetch_lines(p.pt_cols), passed in so that the kernel computes it
+// before its thread index, as in the build that was measured (the compiled code is the same
+// bar the operand order of one compare); P has `batch` and `pt_cols`
 // (AttentionParams). Called by the kernel with the prefetch as `emit`, and by the host tests
 // with a recorder.
 template <class P, class Emit>

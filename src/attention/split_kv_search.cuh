@@ -42,8 +42,8 @@ struct ItemList {
 // 44.93, then (5 runs) 1x1K 10.85 -> 10.82; the hardened form below on GPU-e9086425 (2 runs)
 // 10.89 -> 10.81, 1x8K, 8x1K, 1x32K within 0.03. In graphs 1x1K 6.41 -> 6.36, 6.39 -> 6.32,
 // 6.33 -> 6.30, the others within noise. Prefetching the q rows as well gained nothing more.
+// Called by threads 32.. only (warp 0 is reading the lengths).
 __device__ __forceinline__ void prefetch_page_rows(AttentionParams const& p) {
-  if (threadIdx.x < 32) return;
   int const lines = page_prefetch_lines(p.pt_cols);
   // CTAs x 96 < 2^32: the grid is at most one wave of CTAs or num_kv_heads x row_chunks
   // (decode_attention.cu, launch_producer); page_prefetch's test is unsigned either way.
