@@ -116,13 +116,16 @@ __device__ __forceinline__ void cp_async_16(void* smem, void const* gmem, bool v
 }
 // L2 eviction policy for the K/V stream. Read once per call (one row chunk per kv head):
 // evict-first, so the stream does not push the small data every call reuses (lengths, page
-// tables, q, the split partials) out of L2. Read by several row chunks' CTAs: evict-normal,
-// so the later readers can still hit.
+// tables, q, the split partials) out of L2 (against no hint: 1x8K / 8x1K 0.7-0.8 us, 1x32K
+// 1.7 us faster in graphs). Read by several row chunks' CTAs: evict-unchanged, so the later
+// readers can still hit. Not evict-normal: that hint streamed 13-16% slower than no hint at
+// large shapes, and evict-unchanged was faster than both with 8 draft tokens
+// (docs/benchmarking.md, twenty-fourth session).
 __device__ __forceinline__ uint64_t l2_stream_policy(bool read_once) {
-  uint64_t first, normal;
+  uint64_t first, unchanged;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(first));
-  asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(normal));
-  return read_once ? first : normal;
+  asm("createpolicy.fractional.L2::evict_unchanged.b64 %0, 1.0;" : "=l"(unchanged));
+  return read_once ? first : unchanged;
 }
 __device__ __forceinline__ void cp_async_16_stream(void* smem, void const* gmem, bool valid, uint64_t policy) {
   unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
