@@ -26,8 +26,14 @@ for b in "${benches[@]}"; do
 done
 [[ " ${benches[*]} " == *" attention "* && -x build/release/bench/baton-host-cost ]] &&
   build/release/bench/baton-host-cost > "$out/host_cost.txt" 2>&1
+# Draft tokens: 8 per request at group 4 take two row chunks per kv head, a path the default
+# shapes never run (its L2 policy cost up to 16% until rev e34554c, unseen by the table above).
+[[ " ${benches[*]} " == *" attention "* ]] &&
+  build/release/bench/baton-bench attention --graph-only --q-len 8 --only 8x1K,1x32K,32x8K \
+    > "$out/bench_attention_q8.txt" 2>&1
 
 for b in "${benches[@]}"; do echo "== bench $b"; grep -vE "pools, splits|^$" "$out/bench_$b.txt"; done
+[ -f "$out/bench_attention_q8.txt" ] && { echo "== bench attention --q-len 8 (in-graph)"; grep -E "^\| " "$out/bench_attention_q8.txt"; }
 [ -f "$out/host_cost.txt" ] && { echo "== host cost per eager call (baton-host-cost)"; cat "$out/host_cost.txt"; }
 echo "== ctest (rc $test_rc)"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" | head -30
 echo "== memcheck (rc $memcheck_rc)"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck.log" | tail -3
