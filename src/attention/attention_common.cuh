@@ -118,9 +118,9 @@ __device__ __forceinline__ void cp_async_16(void* smem, void const* gmem, bool v
 // evict-first, so the stream does not push the small data every call reuses (lengths, page
 // tables, q, the split partials) out of L2 (against no hint: 1x8K / 8x1K 0.7-0.8 us, 1x32K
 // 1.7 us faster in graphs). Read by several row chunks' CTAs: evict-unchanged, so the later
-// readers can still hit. Not evict-normal: that hint streamed 13-16% slower than no hint at
-// large shapes, and evict-unchanged was faster than both with 8 draft tokens
-// (docs/benchmarking.md, twenty-fourth session).
+// readers can still hit. Not evict-normal: that hint streamed 11-16% slower than no hint at
+// large shapes; with 8 draft tokens evict-unchanged was 2.6-4.5% faster than evict-normal in
+// graphs, and faster than no hint in most cells (docs/benchmarking.md, twenty-fourth session).
 __device__ __forceinline__ uint64_t l2_stream_policy(bool read_once) {
   uint64_t first, unchanged;
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(first));
