@@ -47,8 +47,8 @@
 // (MmaSmem::kChainBytes), which keeps the same CTAs per SM.
 //
 // Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V), read once per row chunk,
-// with an L2 evict-first policy when there is one row chunk (evict-normal when several
-// chunks' CTAs read the same K/V), so the stream leaves the small data every call reuses
+// with an L2 evict-first policy when there is one row chunk (evict-unchanged when several
+// chunks' CTAs read the same K/V: attention_common.cuh, l2_stream_policy), so the stream leaves the small data every call reuses
 // (lengths, page table, q, partials) in L2 (same machine: 1x1K 7.57 -> 7.52 us, 8x1K 15.45
 // -> 15.26, 1x8K 15.06 -> 14.92, 1x32K+15x1K 58.35 -> 57.23).
 //
