@@ -3,9 +3,11 @@
 // Split counts come from plan_kv_splits, run once per shape before capture: baton's balanced
 // plan (ctas_per_wave = decode_attention_ctas_per_wave, max_splits = its bound
 // ceil(ctas_per_wave / 8), 128-key floor per split), or SGLang's heuristic with --sglang
-// (max_splits 64). Each call in a graph reads its own KV pool
-// (rotating over enough pools that a graph's working set is >= 3x the L2), as each layer of
-// a model has its own.
+// (max_splits 64). Each of the kCallsPerGraph calls in a graph reads its own KV pool, as each
+// layer of a model has its own (../shared/BENCHMARKS.md). Not fewer pools in rotation: the
+// K/V stream's evict-first L2 policy keeps part of a rotating working set resident across
+// calls (a scan-resistant cache), so 2-6 pools flattered 1x8K, 8x1K and 1x32K by 0.4-1.1 us
+// (docs/benchmarking.md, twenty-fifth session).
 //
 // bytes_moved: K and V of every cached token once, L * 8 heads * 128 * 2 B * 2; q, out and
 // the split scratch are < 1% of it at every shape here and are not counted.
@@ -53,6 +55,8 @@ struct Case {
 struct Pool {
   uint16_t *k = nullptr, *v = nullptr;
 };
+
+constexpr int kCallsPerGraph = 20;  // in-graph: calls per graph, and the default pool count
 
 }  // namespace
 
@@ -133,15 +137,27 @@ int run_attention_bench(BenchOptions const& opt) {
       return n;
     }();
     size_t const pool_elems = size_t(num_pages) * kPage * kHkv * kD;
-    int const num_pools =
-        opt.pools > 0 ? opt.pools : std::clamp(static_cast<int>(3.0 * gpu.l2_bytes / kv_bytes) + 1, 2, 20);
-    std::vector<Pool> pools(num_pools);
-    for (int i = 0; i < num_pools; ++i) {
-      cudaMalloc(&pools[i].k, pool_elems * 2);
-      cudaMalloc(&pools[i].v, pool_elems * 2);
-      fill_random_bf16<<<1024, 256>>>(pools[i].k, pool_elems, 2 * i + 1);
-      fill_random_bf16<<<1024, 256>>>(pools[i].v, pool_elems, 2 * i + 2);
+    // One pool per call unless --pools; fewer only if the device memory runs out (said below).
+    int const wanted_pools = opt.pools > 0 ? opt.pools : kCallsPerGraph;
+    std::vector<Pool> pools;
+    for (int i = 0; i < wanted_pools; ++i) {
+      Pool p;
+      if (cudaMalloc(&p.k, pool_elems * 2) != cudaSuccess || cudaMalloc(&p.v, pool_elems * 2) != cudaSuccess) {
+        cudaFree(p.k);  // null or the K half
+        cudaGetLastError();
+        if (pools.empty()) {
+          std::fprintf(stderr, "%s: not enough device memory for a KV pool\n", c.name.c_str());
+          return 1;
+        }
+        std::fprintf(stderr, "%s: device memory for %zu of %d KV pools only\n", c.name.c_str(), pools.size(),
+                     wanted_pools);
+        break;
+      }
+      fill_random_bf16<<<1024, 256>>>(p.k, pool_elems, 2 * i + 1);
+      fill_random_bf16<<<1024, 256>>>(p.v, pool_elems, 2 * i + 2);
+      pools.push_back(p);
     }
+    int const num_pools = static_cast<int>(pools.size());
     std::vector<int32_t> pages(num_pages);
     std::iota(pages.begin(), pages.end(), 0);
     if (!opt.seq_pages) std::shuffle(pages.begin(), pages.end(), rng);
@@ -213,7 +229,7 @@ int run_attention_bench(BenchOptions const& opt) {
         // One graph of 20 calls in a mode, then its summary: the last call's (trace_print), or
         // with `pair` the focused calls 18 and 19's (trace_print_pair).
         auto traced = [&](std::string const& what, bool early, bool single, bool pair) {
-          timer.in_graph_per_call(call(PdlMode::kOn, early, single), 20, 3);
+          timer.in_graph_per_call(call(PdlMode::kOn, early, single), kCallsPerGraph, 3);
           std::string const label = c.name + ", in-graph" + what;
           if (pair) {
             trace_print_pair(label.c_str(), single);
@@ -248,7 +264,7 @@ int run_attention_bench(BenchOptions const& opt) {
       for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
       continue;
     }
-    int const calls = 20;
+    int const calls = kCallsPerGraph;
     bool const all = !opt.graph_only;
     Timing const none;
     Timing g_on = timer.in_graph_per_call(call(PdlMode::kOn), calls);
@@ -312,13 +328,14 @@ int run_attention_bench(BenchOptions const& opt) {
     }
     for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
   }
-  std::printf("\nin-graph per call: 20 calls per graph, each on its own KV pool (rotating), median of 30 replays;\n"
+  std::printf("\nin-graph per call: %d calls per graph, each on its own KV pool (%s), median of 30 replays;\n"
               "cold: single-call graph after a 256 MB overwrite, median of 200; eager: C++ launches.\n"
               "early: PDL on with inputs_written_before_chain (lengths, page table, splits and old KV read\n"
               "before the wait); 1-launch: PDL on, DecodeAttentionArgs::single_launch (no reducer kernel);\n"
               "early 1L: both.\n"
               "TB/s = K+V bytes / in-graph time (PDL on, default reads, producer + reducer).\n"
-              "bf16, 32/8 heads, head_dim 128, page 64.\n\n");
+              "bf16, 32/8 heads, head_dim 128, page 64.\n\n",
+              kCallsPerGraph, opt.pools > 0 ? "--pools: rotating" : "one pool per call");
   return finish_report(table, json);
 }
 
