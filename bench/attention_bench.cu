@@ -121,7 +121,42 @@ int run_attention_bench(BenchOptions const& opt) {
   Table table({"shape", "KV MB", "graph us", "PDL off", "early", "1-launch", "early 1L", "TB/s", "of 4.4", "cold us",
                "cold PDL off", "cold early", "cold 1-launch", "cold early 1L", "eager us", "eager PDL off",
                "eager 1-launch", "target"});
-  Timer timer;
+  Timer timer;  // before the pools: its reference read time is the quiet device's (Timer::settle)
+  // Pages per case: the sum over requests of ceil(len / page).
+  auto pages_of = [](Case const& c) {
+    int64_t n = 0;
+    for (int l : c.lens) n += (l + kPage - 1) / kPage;
+    return n;
+  };
+  // The KV pools, one per call of a graph unless --pools, allocated and filled once for the
+  // largest case: every case uses a prefix of each. Pools allocated per case, and the tens of
+  // GB freed between cases, slowed the next case's first timings by 10-12% (1x32K in graphs
+  // 36.3 -> 40.5 us after 128x2K; docs/benchmarking.md, twenty-fifth session). Fewer pools
+  // only if the device memory runs out (said on stderr).
+  size_t max_elems = 0;
+  for (Case const& c : cases) max_elems = std::max(max_elems, size_t(pages_of(c)) * kPage * kHkv * kD);
+  int const wanted_pools = opt.pools > 0 ? opt.pools : kCallsPerGraph;
+  std::vector<Pool> pools;
+  for (int i = 0; i < wanted_pools && max_elems > 0; ++i) {
+    Pool p;
+    if (cudaMalloc(&p.k, max_elems * 2) != cudaSuccess || cudaMalloc(&p.v, max_elems * 2) != cudaSuccess) {
+      cudaFree(p.k);  // null or the K half
+      cudaGetLastError();
+      if (pools.empty()) {
+        std::fprintf(stderr, "attention: not enough device memory for a KV pool of %zu MB\n", max_elems * 4 >> 20);
+        return 1;
+      }
+      std::fprintf(stderr, "attention: device memory for %zu of %d KV pools only\n", pools.size(), wanted_pools);
+      break;
+    }
+    fill_random_bf16<<<1024, 256>>>(p.k, max_elems, 2 * i + 1);
+    fill_random_bf16<<<1024, 256>>>(p.v, max_elems, 2 * i + 2);
+    pools.push_back(p);
+  }
+  int const num_pools = static_cast<int>(pools.size());
+  double const settled_ms = timer.settle();  // the pools' allocation and fill, before any timing
+  std::fprintf(stderr, "attention: %d KV pools of %zu MB, device quiet %.0f ms after their fill\n", num_pools,
+               max_elems * 4 >> 20, settled_ms);
   std::mt19937_64 rng(7);
   for (Case const& c : cases) {
     int const batch = static_cast<int>(c.lens.size());
@@ -131,33 +166,7 @@ int run_attention_bench(BenchOptions const& opt) {
       max_pages = std::max<int64_t>(max_pages, (l + kPage - 1) / kPage);
     }
     double const kv_bytes = double(total_tokens) * kHkv * kD * 2 * 2;
-    int64_t const num_pages = 0 + [&] {
-      int64_t n = 0;
-      for (int l : c.lens) n += (l + kPage - 1) / kPage;
-      return n;
-    }();
-    size_t const pool_elems = size_t(num_pages) * kPage * kHkv * kD;
-    // One pool per call unless --pools; fewer only if the device memory runs out (said below).
-    int const wanted_pools = opt.pools > 0 ? opt.pools : kCallsPerGraph;
-    std::vector<Pool> pools;
-    for (int i = 0; i < wanted_pools; ++i) {
-      Pool p;
-      if (cudaMalloc(&p.k, pool_elems * 2) != cudaSuccess || cudaMalloc(&p.v, pool_elems * 2) != cudaSuccess) {
-        cudaFree(p.k);  // null or the K half
-        cudaGetLastError();
-        if (pools.empty()) {
-          std::fprintf(stderr, "%s: not enough device memory for a KV pool\n", c.name.c_str());
-          return 1;
-        }
-        std::fprintf(stderr, "%s: device memory for %zu of %d KV pools only\n", c.name.c_str(), pools.size(),
-                     wanted_pools);
-        break;
-      }
-      fill_random_bf16<<<1024, 256>>>(p.k, pool_elems, 2 * i + 1);
-      fill_random_bf16<<<1024, 256>>>(p.v, pool_elems, 2 * i + 2);
-      pools.push_back(p);
-    }
-    int const num_pools = static_cast<int>(pools.size());
+    int64_t const num_pages = pages_of(c);
     std::vector<int32_t> pages(num_pages);
     std::iota(pages.begin(), pages.end(), 0);
     if (!opt.seq_pages) std::shuffle(pages.begin(), pages.end(), rng);
@@ -257,10 +266,6 @@ int run_attention_bench(BenchOptions const& opt) {
       }
       cudaStreamSynchronize(timer.stream());
       std::fprintf(stderr, "%s: %s, splits %d\n", c.name.c_str(), opt.trace ? "traced" : "profiled", splits[0]);
-      for (Pool& p : pools) {
-        cudaFree(p.k);
-        cudaFree(p.v);
-      }
       for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
       continue;
     }
@@ -322,10 +327,6 @@ int run_attention_bench(BenchOptions const& opt) {
     std::string splits_str;
     for (int i = 0; i < std::min(batch, 4); ++i) splits_str += std::to_string(splits[i]) + " ";
     std::fprintf(stderr, "%s: %d pools, splits %s\n", c.name.c_str(), num_pools, splits_str.c_str());
-    for (Pool& p : pools) {
-      cudaFree(p.k);
-      cudaFree(p.v);
-    }
     for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
   }
   std::printf("\nin-graph per call: %d calls per graph, each on its own KV pool (%s), median of 30 replays;\n"
@@ -336,6 +337,10 @@ int run_attention_bench(BenchOptions const& opt) {
               "TB/s = K+V bytes / in-graph time (PDL on, default reads, producer + reducer).\n"
               "bf16, 32/8 heads, head_dim 128, page 64.\n\n",
               kCallsPerGraph, opt.pools > 0 ? "--pools: rotating" : "one pool per call");
+  for (Pool& p : pools) {
+    cudaFree(p.k);
+    cudaFree(p.v);
+  }
   return finish_report(table, json);
 }
 
