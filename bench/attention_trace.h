@@ -8,8 +8,8 @@ bool trace_clear();               // zero the device table
 // Summary of the table's marks (then zeroes it); single: the merge marks are the single-launch
 // producer's last CTAs (counted in, partials loaded, merged), not a reducer kernel's.
 void trace_print(char const* what, bool single = false);
-// Trace only the calls on K pools a and b (nullptrs: every call); with the bench's rotating
-// pools, the last calls on two neighbouring pools are neighbours in the middle of the chain.
+// Trace only the calls on K pools a and b (nullptrs: every call); with one pool per call (or
+// with --pools rotating them), calls on two neighbouring pools are neighbours in the chain.
 bool trace_focus(void const* a, void const* b);
 // Both focused calls' summaries against one t0 (a's first producer wait), then zeroes the table.
 void trace_print_pair(char const* what, bool single = false);

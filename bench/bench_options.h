@@ -16,7 +16,7 @@ struct BenchOptions {
   int plan_q_len = 0;        // --plan-q-len N: SplitPlanParams.q_len (0: the same as q_len)
   bool sglang_plan = false;  // --sglang: SGLang's split heuristic instead of the balanced plan
   bool hnd = false;          // --hnd: KV pools in HND layout instead of NHD
-  int pools = 0;             // --pools N: KV pools per graph (0: enough to exceed 3x the L2)
+  int pools = 0;             // --pools N: KV pools for every case, rotating if < 20 (0: one per call)
   bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)
   bool graph_only = false;   // --graph-only: in-graph timings only (quick A/B runs)
   bool seq_pages = false;    // --seq-pages: page table in pool order instead of shuffled

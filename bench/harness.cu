@@ -75,6 +75,7 @@ Timer::Timer() {
   char const* mode = std::getenv("BATON_BENCH_FLUSH");
   flush_read_ = mode != nullptr && std::string(mode) == "read";
   cudaMemset(flush_, 0, kFlushBytes);
+  cudaDeviceSynchronize();         // the memset ran on the legacy stream, the reads run on stream_
   for (int i = 0; i < 10; ++i) {  // the quiet device's read time, before the benches allocate
     float const ms = read_ms();
     if (ms > 0 && (best_read_ms_ == 0 || ms < best_read_ms_)) best_read_ms_ = ms;

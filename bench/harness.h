@@ -32,12 +32,13 @@ class Timer {
   Timing in_graph_per_call(Enqueue const& call, int calls_per_graph = 50, int replays = 30);
   Timing cold_single_call(Enqueue const& call, int replays = 200);
   Timing eager(Enqueue const& call, int calls = 200, int repeats = 10);
-  // Waits until device memory is quiet, after allocating and filling large buffers: after
-  // tens of GB are allocated or freed the device stays busy for a while (timings in the next
-  // 50-500 ms ran 10-12% slower: docs/benchmarking.md, twenty-fifth session). Reads 256 MB
-  // until three reads in a row are within 3% of the fastest read of this process, the first
-  // ones taken at construction (at most 5 s); returns the milliseconds waited. Not between
-  // long runs of timings: after the large shapes a read stays more than 3% slower for seconds.
+  // Waits until device memory is quiet, after allocating and filling large buffers (call it
+  // after the fill has finished): after tens of GB are allocated or freed the device stays
+  // busy for a while (the next case's first timings ran 10-12% slower: docs/benchmarking.md,
+  // twenty-fifth session). Reads 256 MB until three reads in a row are within 3% of the
+  // fastest read of this Timer, the first ones taken at construction (at most 5 s); returns
+  // the milliseconds waited. Not between long runs of timings: after the large shapes a read
+  // can stay more than 3% slower for seconds.
   double settle();
   cudaStream_t stream() const { return stream_; }
 

@@ -100,7 +100,10 @@ class Case:
         self.num_pages = sum(pages_per)
         self.max_pages = max(pages_per)
         self.kv_bytes = sum(self.lens) * HKV * D * 2 * 2
-        self.num_pools = pools or 20  # one pool per call of the 20-call graph, as baton-bench
+        # One pool per call of the 20-call graph, as baton-bench. Between shapes the caching
+        # allocator mostly reuses this memory; baton-bench found that tens of GB freed to the driver
+        # and allocated again slow the next timings by 10-12% for a while (not checked here).
+        self.num_pools = pools or 20
         shape = (self.num_pages, PAGE, HKV, D)
         self.k = [torch.randn(shape, dtype=torch.bfloat16, device="cuda") for _ in range(self.num_pools)]
         self.v = [torch.randn(shape, dtype=torch.bfloat16, device="cuda") for _ in range(self.num_pools)]
