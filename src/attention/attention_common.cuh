@@ -140,10 +140,6 @@ __device__ __forceinline__ void cp_async_4(void* smem, void const* gmem) {
   unsigned const addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem) : "memory");
 }
-// `bytes` (a multiple of 16) at a 16-byte aligned global address, into L2 only.
-__device__ __forceinline__ void prefetch_l2(void const* gmem, int bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(gmem), "r"(bytes) : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }

@@ -258,55 +258,34 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int const first = ran_on ? kStages - 1 : 0;
   int32_t const pid_lo = carried ? carry->lo : page_of(lane / kMmaTileKeys);      // tiles 0 and 1
   int32_t const pid_hi = carried ? carry->hi : page_of(2 + lane / kMmaTileKeys);  // tiles 2 and 3
-  // Early reads, first item, one row chunk: the ids of tile kStages + 1's pair too (tiles 4
-  // and 5 at 3 stages), for the prefetch right after the wait (below), loaded with the others
-  // before the wait (under early reads the page table is step-invariant).
-  constexpr int kFarPair = (kStages + 1) / 2 * 2;  // tile kStages + 1 is kFarPair or kFarPair + 1
-  int32_t const pid_far = early && !carried && p.row_chunks == 1 ? page_of(kFarPair + lane / kMmaTileKeys) : -1;
   BATON_MARK(0, 8);
   if (!early && !ran_on) {  // after the page-id loads (the tiles wait on them), landing while the tiles are fetched
     load_q(b);
     cp_async_commit();
   }
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
-  // L2 prefetches of the tiles just past the ring, one row chunk per kv head (with several,
-  // two CTAs read each K/V and the prefetch measured slower: 8 draft tokens at group 4, early
-  // 1x8K 18.40 -> 19.50, ragged 80.18 -> 80.52), lane k < 16 taking key k's K and V rows
-  // (keys below `limit`; page ids from lanes (j % 2) * 16.. of `reg`, -1 past the range):
-  // - early reads, before the wait: the old keys of tile kStages. In a chain the CTAs sit in
-  //   their wait with full rings while the previous grid's tail and reducer run and the DRAM
-  //   idles (twentieth session, same machine: early 1x32K 34.35 -> 33.75 us, 1x8K 12.67 ->
-  //   12.16, ragged 54.31 -> 52.84, 1x1K / 8x1K +0.06 / +0.17). More tiles there did not pay
-  //   (32-48 MB of prefetch per call at 1x32K fills the L2);
-  // - early reads, right after the wait: tile kStages + 1, so that the DRAM has work while the
-  //   warps start on their rings (ids loaded before the wait, pid_far);
-  // - otherwise, right after the ring's copies: tile kStages, which the loop would request
-  //   only once tile 0 is consumed.
-  // The last two (twenty-first session, same machine, 3 alternating rounds, in-graph, this
-  // form): default 1x32K 36.00 -> 34.93 us, ragged 52.62 -> 50.50, mix 79.24 -> 77.10, 128x2K
-  // 242.60 -> 240.17, 64x4K 238.82 -> 237.00, 1x8K 13.32 -> 13.04, 8x1K 13.03 -> 12.80, 1x1K
-  // +0.07; early 1x32K 33.38 -> 33.04, ragged 51.18 -> 50.36, 64x4K -0.9, but 1x1K, 1x8K and
-  // 8x1K +0.10 to +0.13 (code only: none of them has a tile kStages + 1). Two tiles after
-  // the wait measured slower (docs/benchmarking.md).
-  auto prefetch_tile = [&](int j, int32_t reg, int limit) {
-    int32_t const page = __shfl_sync(0xffffffffu, reg, (j % 2) * kMmaTileKeys + lane);
-    int const pos = tile_start(j) + lane;
-    if (p.row_chunks == 1 && lane < kMmaTileKeys && page >= 0 && page < p.num_pages && pos < limit) {
-      int64_t const off = pos & page_mask;
-      // K/V rows are 16-byte aligned (validate.cpp), D * sizeof(T) a multiple of 16
-      prefetch_l2(k_lane - part * 8 + int64_t(page) * p.k_stride_page + off * p.k_stride_token, D * int(sizeof(T)));
-      prefetch_l2(v_lane - part * 8 + int64_t(page) * p.v_stride_page + off * p.v_stride_token, D * int(sizeof(T)));
-    }
-  };
-  // With early reads, a warp whose ring is full and whose every tile is requested before the
-  // wait (kStages or kStages + 1 tiles: the ring and the prefetch) copies its ring's last tile
-  // after the wait instead, behind q, in a group of its own (one more round, r = 2 kStages).
+  // No L2 prefetch of the tiles past the ring (revs bc6dd3b and cb20270 had one: tile kStages
+  // before the wait and kStages + 1 after it with early reads, tile kStages after the ring's
+  // copies otherwise). It paid only while the bench rotated few KV pools, whose lines an
+  // evict-first stream partly keeps in L2. With one pool per call it cost every shape that ran
+  // it: the prefetch instructions queue behind the ring's copies, so the warp stalls in them
+  // (~3.6 us after the page ids at 1x8K, trace) instead of starting on tile 0. Same machine,
+  // 3 alternating rounds, in-graph, without -> with: 1x8K 13.23 / 13.63 us, 8x1K 12.88 /
+  // 13.32, 1x32K 35.21 / 35.51, 128x2K 240.49 / 241.56; early 8x1K 10.58 / 11.90, 1x32K
+  // 33.21 / 34.00 (docs/benchmarking.md, twenty-sixth session). A per-line prefetch.global.L2
+  // instead stalled the same way.
+
+  // With early reads, a warp of kStages or kStages + 1 tiles (its ring full before the wait)
+  // copies its ring's last tile after the wait instead, behind q, in a group of its own (one
+  // more round, r = 2 kStages).
   // In a chain the wait releases while the DRAM still serves this call's pre-wait copies, and
   // q, requested after the wait, queued behind all of them (trace, twenty-second session:
   // 1.3-1.8 us from the wait to q at 8x1K, 0.8 in a graph's last call), so the warps' first
   // tiles waited for q with their data landed. Same machine, 3 alternating rounds, early
   // column: 8x1K 11.53 -> 11.16 us, 1x8K 12.13 -> 11.88, 1x32K and 1x1K within +0.12
-  // (docs/benchmarking.md). Warps with more tiles keep the whole ring before the wait: moving
+  // (docs/benchmarking.md); measured again without the L2 prefetch above, one pool per call
+  // (twenty-sixth session, 3 rounds): early 8x1K 10.64 against 11.41 without the late tile,
+  // 1x8K 11.88 against 12.20. Warps with more tiles keep the whole ring before the wait: moving
   // the tile in every warp cost early 1x32K 0.7 us, whose pre-wait copies fill the previous
   // call's tail.
   bool const late = early && my_tiles >= kStages && my_tiles <= kStages + 1;  // warp-uniform
@@ -315,11 +294,9 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   for (int r = first; r < fill_loads; ++r) {
     int const j = r < kStages ? r : r < 2 * kStages ? r - kStages : kStages - 1;
     if (r == kStages) {  // early reads only: the wait, then q and the new keys
-      prefetch_tile(kStages, first_reg(kStages), new_keys);  // old keys only
       wait();
       BATON_MARK(0, 1);
       load_q(b);
-      if (my_tiles > kStages + 1) prefetch_tile(kStages + 1, pid_far, t_end);
     }
     // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
     // or two tiles of the request): the others were complete before it (the late tile is
@@ -334,7 +311,6 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (r + 1 == kStages) copy_nx_ids();
     if (r < kStages || r + 1 >= 2 * kStages) cp_async_commit();
   }
-  if (!early && my_tiles > kStages) prefetch_tile(kStages, first_reg(kStages), t_end);
   BATON_MARK(0, 9);
   float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[rows.h[r0]] : 0.f;
   float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[rows.h[r1]] : 0.f;

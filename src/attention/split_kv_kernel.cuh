@@ -29,9 +29,9 @@
 // default mode, warps 1-3 meanwhile prefetch the requests' page-table rows into L2:
 // prefetch_page_rows); (2) the page ids
 // of the first kStages + 1 tiles (two tiles per register) and the q rows (cp.async), in one
-// round trip; (3) the first kStages tiles in one round trip, and (one row chunk) tile kStages
-// prefetched into L2 behind them, so that the DRAM has the next tile's bytes in flight
-// while the warps start on their rings. Index math that needs only
+// round trip; (3) the first kStages tiles in one round trip (no L2 prefetch past the ring:
+// its instructions stalled the warps behind the ring's copies, split_kv_item.cuh). Index
+// math that needs only
 // kernel parameters (the packed rows' token and head) is done before the wait; baton-bench
 // attention --trace measures each phase. In the loop, the page ids of the tile after next are
 // loaded while the current tile is consumed, so no page-table load stands between a tile's
@@ -67,9 +67,8 @@
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // (a warp with kStages or kStages + 1 tiles: the first kStages - 1, and its last ring tile
-// after the wait, behind q), and (with one row chunk) prefetches tile kStages's into L2
-// (cp.async.bulk.prefetch) and loads tile kStages + 1's page ids, before the wait; q, this
-// step's keys and the L2 prefetch of tile kStages + 1 come after it. Either way every CTA waits, and CTAs
+// after the wait, behind q), before the wait; q and this step's keys come after it. Either
+// way every CTA waits, and CTAs
 // without an item exit after the wait. The next item's page ids and q (the
 // many-requests instance's hand-over and run-on) are read during the current item: q after
 // the wait, the page ids with the current item's fill tile kStages - 1 -- after the wait too,
