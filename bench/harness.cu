@@ -112,36 +112,60 @@ double Timer::settle() {
   return waited();
 }
 
-// Replays `calls` captured calls `replays` times after 3 warm-up replays, events around each
-// replay only; `flush` (if set) overwrites 256 MB before each replay. Median etc. per call.
-Timing Timer::replay(Enqueue const& call, int calls, int replays, bool flush) {
-  cudaGraphExec_t exec;
-  if (!capture(stream_, call, calls, &exec)) return {};
-  std::vector<double> us;
+// Replays each variant's graph of `calls` captured calls `replays` times after 3 warm-up
+// rounds, the variants in turn within each round; events around each replay only; `flush` (if
+// set) overwrites 256 MB before each replay. Median etc. per call, one Timing per variant.
+std::vector<Timing> Timer::replay(std::vector<Enqueue> const& variants, int calls, int replays, bool flush) {
+  size_t const v = variants.size();
+  std::vector<cudaGraphExec_t> exec(v, nullptr);
+  std::vector<bool> ok(v, false);
+  for (size_t i = 0; i < v; ++i) ok[i] = capture(stream_, variants[i], calls, &exec[i]);
+  std::vector<std::vector<double>> us(v);
   size_t const n = kFlushBytes / sizeof(int4);
-  for (int r = 0; r < replays + 3; ++r) {  // 3 warm-up replays
-    if (flush && flush_read_) {
-      read_all<<<1024, 256, 0, stream_>>>(static_cast<int4 const*>(flush_), n, static_cast<int4*>(flush_));
-    } else if (flush) {
-      overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
+  for (int r = 0; r < replays + 3; ++r) {  // 3 warm-up rounds
+    for (size_t i = 0; i < v; ++i) {
+      if (!ok[i]) continue;
+      if (flush && flush_read_) {
+        read_all<<<1024, 256, 0, stream_>>>(static_cast<int4 const*>(flush_), n, static_cast<int4*>(flush_));
+      } else if (flush) {
+        overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
+      }
+      cudaEventRecord(start_, stream_);
+      cudaGraphLaunch(exec[i], stream_);
+      cudaEventRecord(stop_, stream_);
+      if (cudaEventSynchronize(stop_) != cudaSuccess) {
+        ok[i] = false;
+        continue;
+      }
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start_, stop_);
+      if (r >= 3) us[i].push_back(1000.0 * ms / calls);
     }
-    cudaEventRecord(start_, stream_);
-    cudaGraphLaunch(exec, stream_);
-    cudaEventRecord(stop_, stream_);
-    if (cudaEventSynchronize(stop_) != cudaSuccess) break;
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start_, stop_);
-    if (r >= 3) us.push_back(1000.0 * ms / calls);
   }
-  cudaGraphExecDestroy(exec);
-  return cudaGetLastError() == cudaSuccess ? summarize(us) : Timing{};
+  bool const clean = cudaGetLastError() == cudaSuccess;
+  std::vector<Timing> out(v);
+  for (size_t i = 0; i < v; ++i) {
+    if (exec[i] != nullptr) cudaGraphExecDestroy(exec[i]);
+    if (clean && ok[i]) out[i] = summarize(us[i]);
+  }
+  return out;
+}
+
+std::vector<Timing> Timer::in_graph_per_call(std::vector<Enqueue> const& calls, int calls_per_graph, int replays) {
+  return replay(calls, calls_per_graph, replays, /*flush=*/false);
+}
+
+std::vector<Timing> Timer::cold_single_call(std::vector<Enqueue> const& calls, int replays) {
+  return replay(calls, 1, replays, /*flush=*/true);
 }
 
 Timing Timer::in_graph_per_call(Enqueue const& call, int calls_per_graph, int replays) {
-  return replay(call, calls_per_graph, replays, /*flush=*/false);
+  return in_graph_per_call(std::vector<Enqueue>{call}, calls_per_graph, replays)[0];
 }
 
-Timing Timer::cold_single_call(Enqueue const& call, int replays) { return replay(call, 1, replays, /*flush=*/true); }
+Timing Timer::cold_single_call(Enqueue const& call, int replays) {
+  return cold_single_call(std::vector<Enqueue>{call}, replays)[0];
+}
 
 Timing Timer::eager(Enqueue const& call, int calls, int repeats) {
   for (int i = 0; i < 20; ++i) call(stream_, i);  // warm-up

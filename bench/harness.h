@@ -31,6 +31,14 @@ class Timer {
   ~Timer();
   Timing in_graph_per_call(Enqueue const& call, int calls_per_graph = 50, int replays = 30);
   Timing cold_single_call(Enqueue const& call, int replays = 200);
+  // The same for several variants of a call (PDL on and off, ...), their graphs replayed in
+  // turn (A, B, C, A, B, ...), so that whatever drifts during a run reaches every variant
+  // alike: after the large shapes the DRAM reads slower for seconds, and the variant timed
+  // first read as a PDL cost (docs/benchmarking.md, twenty-sixth session). Timing{} for a
+  // variant that failed to capture or run.
+  std::vector<Timing> in_graph_per_call(std::vector<Enqueue> const& calls, int calls_per_graph = 50,
+                                        int replays = 30);
+  std::vector<Timing> cold_single_call(std::vector<Enqueue> const& calls, int replays = 200);
   Timing eager(Enqueue const& call, int calls = 200, int repeats = 10);
   // Waits until device memory is quiet, after allocating and filling large buffers (call it
   // after the fill has finished): after tens of GB are allocated or freed the device stays
@@ -43,7 +51,7 @@ class Timer {
   cudaStream_t stream() const { return stream_; }
 
  private:
-  Timing replay(Enqueue const& call, int calls, int replays, bool flush);
+  std::vector<Timing> replay(std::vector<Enqueue> const& variants, int calls, int replays, bool flush);
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   void* flush_ = nullptr;  // 256 MB
