@@ -54,13 +54,15 @@ Timing summarize(std::vector<double> v) {
 }
 
 bool capture(cudaStream_t stream, Enqueue const& call, int calls, cudaGraphExec_t* exec) {
-  cudaGraph_t graph;
+  cudaGraph_t graph = nullptr;
   if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return false;
   bool ok = true;
   for (int i = 0; i < calls && ok; ++i) ok = call(stream, i);
   cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  if (end == cudaSuccess && !ok) cudaGraphDestroy(graph);
   if (!ok || end != cudaSuccess) return false;
   ok = cudaGraphInstantiate(exec, graph, 0) == cudaSuccess;
+  if (!ok) *exec = nullptr;
   cudaGraphDestroy(graph);
   return ok;
 }
@@ -74,6 +76,7 @@ Timer::Timer() {
   cudaMalloc(&flush_, kFlushBytes);
   char const* mode = std::getenv("BATON_BENCH_FLUSH");
   flush_read_ = mode != nullptr && std::string(mode) == "read";
+  if (char const* block = std::getenv("BATON_BENCH_BLOCK")) block_ = std::atoi(block);
   cudaMemset(flush_, 0, kFlushBytes);
   cudaDeviceSynchronize();         // the memset ran on the legacy stream, the reads run on stream_
   for (int i = 0; i < 10; ++i) {  // the quiet device's read time, before the benches allocate
@@ -112,41 +115,50 @@ double Timer::settle() {
   return waited();
 }
 
-// Replays each variant's graph of `calls` captured calls `replays` times after 3 warm-up
-// rounds, the variants in turn within each round; events around each replay only; `flush` (if
-// set) overwrites 256 MB before each replay. Median etc. per call, one Timing per variant.
+// Replays each variant's graph of `calls` captured calls `replays` times, events around each
+// replay only; `flush` (if set) overwrites 256 MB before each replay. With several variants the
+// replays go in blocks of block_ consecutive replays of one graph, the variants in turn block by
+// block; the first replay of a block is not timed (3 in a variant's first block, as a single
+// variant has). Median etc. per call, one Timing per variant.
 std::vector<Timing> Timer::replay(std::vector<Enqueue> const& variants, int calls, int replays, bool flush) {
   size_t const v = variants.size();
   std::vector<cudaGraphExec_t> exec(v, nullptr);
   std::vector<bool> ok(v, false);
-  for (size_t i = 0; i < v; ++i) ok[i] = capture(stream_, variants[i], calls, &exec[i]);
+  for (size_t i = 0; i < v; ++i) {
+    ok[i] = capture(stream_, variants[i], calls, &exec[i]);
+    if (cudaGetLastError() != cudaSuccess) ok[i] = false;  // and clear it for the next variant
+  }
   std::vector<std::vector<double>> us(v);
   size_t const n = kFlushBytes / sizeof(int4);
-  for (int r = 0; r < replays + 3; ++r) {  // 3 warm-up rounds
+  int const per_block = v > 1 ? std::max(1, block_) : std::max(1, replays);
+  int flushes = 0;
+  for (int done = 0; done < replays; done += per_block) {
+    int const timed = std::min(per_block, replays - done);
+    int const warm = done == 0 ? 3 : 1;
     for (size_t i = 0; i < v; ++i) {
-      if (!ok[i]) continue;
-      if (flush && flush_read_) {
-        read_all<<<1024, 256, 0, stream_>>>(static_cast<int4 const*>(flush_), n, static_cast<int4*>(flush_));
-      } else if (flush) {
-        overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, r);
+      for (int r = 0; r < warm + timed && ok[i]; ++r) {
+        if (flush && flush_read_) {
+          read_all<<<1024, 256, 0, stream_>>>(static_cast<int4 const*>(flush_), n, static_cast<int4*>(flush_));
+        } else if (flush) {
+          overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, flushes++);
+        }
+        cudaEventRecord(start_, stream_);
+        bool const launched = cudaGraphLaunch(exec[i], stream_) == cudaSuccess;
+        cudaEventRecord(stop_, stream_);
+        float ms = 0;
+        if (!launched || cudaEventSynchronize(stop_) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, start_, stop_) != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+          ok[i] = false;  // this variant only (a sticky error fails the others' next calls too)
+          break;
+        }
+        if (r >= warm) us[i].push_back(1000.0 * ms / calls);
       }
-      cudaEventRecord(start_, stream_);
-      cudaGraphLaunch(exec[i], stream_);
-      cudaEventRecord(stop_, stream_);
-      if (cudaEventSynchronize(stop_) != cudaSuccess) {
-        ok[i] = false;
-        continue;
-      }
-      float ms = 0;
-      cudaEventElapsedTime(&ms, start_, stop_);
-      if (r >= 3) us[i].push_back(1000.0 * ms / calls);
     }
   }
-  bool const clean = cudaGetLastError() == cudaSuccess;
   std::vector<Timing> out(v);
   for (size_t i = 0; i < v; ++i) {
     if (exec[i] != nullptr) cudaGraphExecDestroy(exec[i]);
-    if (clean && ok[i]) out[i] = summarize(us[i]);
+    if (ok[i]) out[i] = summarize(us[i]);
   }
   return out;
 }

@@ -56,6 +56,7 @@ class Timer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   void* flush_ = nullptr;  // 256 MB
   bool flush_read_ = false;  // BATON_BENCH_FLUSH=read: the flush reads (clean L2) instead of writing
+  int block_ = 10;  // several variants: replays per block (BATON_BENCH_BLOCK, a diagnostic)
   float read_ms();            // one timed read of the 256 MB buffer
   float best_read_ms_ = 0;    // the fastest read_ms() so far (settle)
 };
