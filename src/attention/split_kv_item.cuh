@@ -264,16 +264,16 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     cp_async_commit();
   }
   auto first_reg = [&](int j) { return j < 2 ? pid_lo : pid_hi; };  // j <= kStages
-  // No L2 prefetch of the tiles past the ring (revs bc6dd3b and cb20270 had one: tile kStages
-  // before the wait and kStages + 1 after it with early reads, tile kStages after the ring's
-  // copies otherwise). It paid only while the bench rotated few KV pools, whose lines an
-  // evict-first stream partly keeps in L2. With one pool per call it cost every shape that ran
-  // it: the prefetch instructions queue behind the ring's copies, so the warp stalls in them
-  // (~3.6 us after the page ids at 1x8K, trace) instead of starting on tile 0. Same machine,
-  // 3 alternating rounds, in-graph, without -> with: 1x8K 13.23 / 13.63 us, 8x1K 12.88 /
-  // 13.32, 1x32K 35.21 / 35.51, 128x2K 240.49 / 241.56; early 8x1K 10.58 / 11.90, 1x32K
-  // 33.21 / 34.00 (docs/benchmarking.md, twenty-sixth session). A per-line prefetch.global.L2
-  // instead stalled the same way.
+  // No L2 prefetch of the tiles past the ring. Revs 7493e02 and 4fcf572 (early reads: tile
+  // kStages before the wait) and bc6dd3b (tile kStages after the ring's copies, and kStages + 1
+  // after the wait with early reads) had one, measured as a gain under the bench's old
+  // rotation of a few KV pools. Under one pool per call it was a loss: its instructions queue
+  // behind the warp's own ring copies: the warp left its fill 4.9 us after its page-id loads
+  // at 1x8K (trace; 1.3 us without the prefetch), and its tile 0 landed 0.5 us later. A
+  // per-line prefetch.global.L2 stalled the same way. Same machine, 3 alternating rounds,
+  // without / with: in graphs 1x8K 13.23 / 13.63 us, 8x1K 12.88 / 13.32, 1x32K 35.21 / 35.51,
+  // 128x2K 240.49 / 241.56; early 8x1K 10.58 / 11.90, 1x32K 33.21 / 34.00 (docs/benchmarking.md,
+  // twenty-sixth session).
 
   // With early reads, a warp of kStages or kStages + 1 tiles (its ring full before the wait)
   // copies its ring's last tile after the wait instead, behind q, in a group of its own (one
@@ -285,9 +285,11 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // column: 8x1K 11.53 -> 11.16 us, 1x8K 12.13 -> 11.88, 1x32K and 1x1K within +0.12
   // (docs/benchmarking.md); measured again without the L2 prefetch above, one pool per call
   // (twenty-sixth session, 3 rounds): early 8x1K 10.64 against 11.41 without the late tile,
-  // 1x8K 11.88 against 12.20. Warps with more tiles keep the whole ring before the wait: moving
-  // the tile in every warp cost early 1x32K 0.7 us, whose pre-wait copies fill the previous
-  // call's tail.
+  // 1x8K 11.88 against 12.20 (1x8K is kStages + 1 tiles per warp). Warps with more tiles keep
+  // the whole ring before the wait: moving the tile in every warp cost early 1x32K 0.7 us
+  // (twenty-second session), whose pre-wait copies fill the previous call's tail; measured
+  // again in the twenty-sixth it gained with early reads (1x32K -0.36 us) but cost early +
+  // single launch (32x8K, 128x2K, ragged +0.5-0.8 us), so the bound stays.
   bool const late = early && my_tiles >= kStages && my_tiles <= kStages + 1;  // warp-uniform
   int const fill_loads = early ? 2 * kStages + int(late) : kStages;
 #pragma unroll 1
