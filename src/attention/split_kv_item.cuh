@@ -288,8 +288,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // 1x8K 11.88 against 12.20 (1x8K is kStages + 1 tiles per warp). Warps with more tiles keep
   // the whole ring before the wait: moving the tile in every warp cost early 1x32K 0.7 us
   // (twenty-second session), whose pre-wait copies fill the previous call's tail; measured
-  // again in the twenty-sixth it gained with early reads (1x32K -0.36 us) but cost early +
-  // single launch (32x8K, 128x2K, ragged +0.5-0.8 us), so the bound stays.
+  // again in the twenty-sixth it gained early 1x32K 0.36 us but cost early + single launch
+  // 0.5-0.8 us (32x8K, 128x2K, ragged), so the bound stays.
   bool const late = early && my_tiles >= kStages && my_tiles <= kStages + 1;  // warp-uniform
   int const fill_loads = early ? 2 * kStages + int(late) : kStages;
 #pragma unroll 1
