@@ -31,11 +31,12 @@ class Timer {
   ~Timer();
   Timing in_graph_per_call(Enqueue const& call, int calls_per_graph = 50, int replays = 30);
   Timing cold_single_call(Enqueue const& call, int replays = 200);
-  // The same for several variants of a call (PDL on and off, ...), their graphs replayed in
-  // turn (A, B, C, A, B, ...), so that whatever drifts during a run reaches every variant
-  // alike: after the large shapes the DRAM reads slower for seconds, and the variant timed
-  // first read as a PDL cost (docs/benchmarking.md, twenty-sixth session). Timing{} for a
-  // variant that failed to capture or run.
+  // The same for several variants of a call (PDL on and off, ...): one graph each, replayed
+  // in turn in blocks of block_ replays (the first after a switch untimed), so that whatever
+  // drifts during a run reaches every variant alike: after the large shapes the DRAM reads
+  // slower for seconds, and the variant timed first read as a PDL cost; switching at every
+  // replay cost 64x4K ~2% (docs/benchmarking.md, twenty-sixth session). Timing{} for a variant
+  // that failed to capture or run.
   std::vector<Timing> in_graph_per_call(std::vector<Enqueue> const& calls, int calls_per_graph = 50,
                                         int replays = 30);
   std::vector<Timing> cold_single_call(std::vector<Enqueue> const& calls, int replays = 200);

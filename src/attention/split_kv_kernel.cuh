@@ -31,8 +31,8 @@
 // of the first kStages + 1 tiles (two tiles per register) and the q rows (cp.async), in one
 // round trip; (3) the first kStages tiles in one round trip (no L2 prefetch past the ring:
 // its instructions stalled the warps behind the ring's copies, split_kv_item.cuh). Index math
-// that needs only kernel parameters (the packed rows' token and head) is done before the wait; baton-bench
-// attention --trace measures each phase. In the loop, the page ids of the tile after next are
+// that needs only kernel parameters (the packed rows' token and head) is done before the
+// wait; baton-bench attention --trace measures each phase. In the loop, the page ids of the tile after next are
 // loaded while the current tile is consumed, so no page-table load stands between a tile's
 // turn and its copy. In the many-requests instance (a CTA loops over several items of one
 // find_items pass), the next item's first page ids are copied (cp.async, into shared memory)
@@ -67,8 +67,8 @@
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // (a warp with kStages or kStages + 1 tiles: the first kStages - 1, and its last ring tile
 // after the wait, behind q), before the wait; q and this step's keys come after it. Either
-// way every CTA waits, and CTAs without an item exit after the wait. The next item's page ids and q (the
-// many-requests instance's hand-over and run-on) are read during the current item: q after
+// way every CTA waits, and CTAs without an item exit after the wait. The next item's page ids
+// and q (the many-requests instance's hand-over and run-on) are read during the current item: q after
 // the wait, the page ids with the current item's fill tile kStages - 1 -- after the wait too,
 // except under early_reads on the CTA's first item (the page table is then one of the
 // inputs it covers). Triggers after the KV loop of its last item,
