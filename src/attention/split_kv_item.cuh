@@ -285,12 +285,16 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // column: 8x1K 11.53 -> 11.16 us, 1x8K 12.13 -> 11.88, 1x32K and 1x1K within +0.12
   // (docs/benchmarking.md); measured again without the L2 prefetch above, one pool per call
   // (twenty-sixth session, 3 rounds): early 8x1K 10.64 against 11.41 without the late tile,
-  // 1x8K 11.88 against 12.20 (1x8K is kStages + 1 tiles per warp). Warps with more tiles keep
-  // the whole ring before the wait: moving the tile in every warp cost early 1x32K 0.7 us
-  // (twenty-second session), whose pre-wait copies fill the previous call's tail; measured
-  // again in the twenty-sixth it gained early 1x32K 0.36 us but cost early + single launch
-  // 0.5-0.8 us (32x8K, 128x2K, ragged), so the bound stays.
-  bool const late = early && my_tiles >= kStages && my_tiles <= kStages + 1;  // warp-uniform
+  // 1x8K 11.88 against 12.20 (1x8K is kStages + 1 tiles per warp). Warps with more tiles:
+  // moving their tile too cost early 1x32K 0.7 us in the twenty-second session (under the old
+  // pool rotation); in the twenty-sixth it gained early 1x32K 0.36 us but cost early + single
+  // launch 0.5-0.8 us (32x8K, 128x2K, ragged). So warps of more tiles go late only when a reducer
+  // follows (no single launch), where it paid: early 1x32K 33.88 -> 33.53 us, ragged 52.21 ->
+  // 51.43, 128x2K 246.73 -> 245.77, 32x8K 247.52 -> 247.03, 1x8K / 8x1K within 0.03 (same
+  // machine, same bench, 3 rounds; twenty-sixth session). Fewer pre-wait copies leave the
+  // reducer ahead less traffic to queue behind.
+  bool const late = early && my_tiles >= kStages &&  // warp-uniform
+                    (my_tiles <= kStages + 1 || p.counters == nullptr);
   int const fill_loads = early ? 2 * kStages + int(late) : kStages;
 #pragma unroll 1
   for (int r = first; r < fill_loads; ++r) {

@@ -65,10 +65,11 @@
 // asserts cache_seqlens, page_table and num_kv_splits were written before the step's PDL
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
-// (a warp with kStages or kStages + 1 tiles: the first kStages - 1, and its last ring tile
-// after the wait, behind q), before the wait; q and this step's keys come after it. Either
-// way every CTA waits, and CTAs without an item exit after the wait. The next item's page ids
-// and q (the many-requests instance's hand-over and run-on) are read during the current item: q after
+// (a warp with kStages or kStages + 1 tiles, or with more when a reducer follows: the first
+// kStages - 1, and its last ring tile after the wait, behind q), before the wait; q and this
+// step's keys come after it. Either way every CTA waits, and CTAs without an item exit after
+// the wait. The next item's page ids and q (the many-requests instance's hand-over and
+// run-on) are read during the current item: q after
 // the wait, the page ids with the current item's fill tile kStages - 1 -- after the wait too,
 // except under early_reads on the CTA's first item (the page table is then one of the
 // inputs it covers). Triggers after the KV loop of its last item,
