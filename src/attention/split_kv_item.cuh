@@ -293,12 +293,35 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // 51.43, 128x2K 246.73 -> 245.77, 32x8K 247.52 -> 247.03, 1x8K / 8x1K within 0.03 (same
   // machine, same bench, 3 rounds; twenty-sixth session). Fewer pre-wait copies leave the
   // reducer ahead less traffic to queue behind.
+  // With several row chunks per kv head (group x q_len > 16: draft tokens) every chunk's CTAs
+  // copy the same tiles (twice the pre-wait requests at two chunks), and such a warp of more
+  // tiles copies its ring's last two tiles after the wait (`two_late`: each in a group of its
+  // own, in tile order after q's). Twenty-seventh session, `--q-len 8`, early column, 3 rounds:
+  // - one / two / three late tiles for every warp of more tiles (GPU-5be8fe8b): 8x1K 18.89 /
+  //   18.15 / 18.56 us, ragged 78.02 / 77.31 / 77.60, 1x8K 17.26 / 17.18 / 18.32, 1x32K 43.30
+  //   / 43.48 / 44.36;
+  // - at one row chunk two late tiles lost (GPU-b17b7beb: early 1x32K 32.94 -> 33.64, ragged
+  //   50.27 -> 50.78; three: 35.05 / 51.43), hence the row-chunk condition;
+  // - this form against one late tile (GPU-3a6689d4): 8x1K 18.74 -> 18.02, 32x8K 316.76 ->
+  //   311.41, ragged 77.86 -> 76.56, 1x32K 44.18 -> 43.86, 1x8K 17.18 -> 17.07.
+  // A warp of more tiles never holds this step's keys in its ring (they end its split, past its
+  // first kStages tiles); the late tiles are copied whole anyway.
   bool const late = early && my_tiles >= kStages &&  // warp-uniform
                     (my_tiles <= kStages + 1 || p.counters == nullptr);
-  int const fill_loads = early ? 2 * kStages + int(late) : kStages;
+  // Several row chunks mean more than 16 rows, which only the wide form runs: the narrow
+  // instances compile without it (their code unchanged: an earlier runtime-only form cost
+  // early 8x1K 0.23 us at one row chunk, twenty-seventh session).
+  constexpr bool kTwoLateOk = !kNarrow && kStages >= 3;
+  bool const two_late =  // warp-uniform
+      kTwoLateOk && late && my_tiles > kStages + 1 && p.row_chunks > 1;
+  int const fill_loads = early ? 2 * kStages + int(late) + int(two_late) : kStages;
 #pragma unroll 1
   for (int r = first; r < fill_loads; ++r) {
-    int const j = r < kStages ? r : r < 2 * kStages ? r - kStages : kStages - 1;
+    // Round 2 kStages (and 2 kStages + 1): the late tiles, in tile order.
+    int const j = r < kStages        ? r
+                  : r < 2 * kStages ? r - kStages
+                  : two_late        ? kStages - 2 + (r - 2 * kStages)
+                                    : kStages - 1;
     if (r == kStages) {  // early reads only: the wait, then q and the new keys
       wait();
       BATON_MARK(0, 1);
@@ -307,11 +330,12 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
     // or two tiles of the request): the others were complete before it (the late tile is
     // copied whole in its own round instead).
-    bool const is_late = late && j == kStages - 1;
+    bool const is_late = late && (j == kStages - 1 || (two_late && j == kStages - 2));
     bool const copies = j < my_tiles && (r < 2 * kStages ? !is_late && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys)
                                                          : is_late);
     if (copies) {
-      load_tile(r == 2 * kStages ? kAll : r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j),
+      bool const late_round = kTwoLateOk ? r >= 2 * kStages : r == 2 * kStages;
+      load_tile(late_round ? kAll : r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j),
                 (j % 2) * kMmaTileKeys);
     }
     if (r + 1 == kStages) copy_nx_ids();
@@ -323,7 +347,9 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
   int next_base = (kStages % 2) * kMmaTileKeys;
   if (early) {
-    if (late) {
+    if (two_late) {
+      cp_async_wait<2>();  // q and the new keys: every group but the two late tiles'
+    } else if (late) {
       cp_async_wait<1>();  // q and the new keys: every group but the late tile's
     } else {
       cp_async_wait<0>();  // q and the new keys are the newest group: drain once

@@ -66,7 +66,8 @@
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // (a warp with kStages or kStages + 1 tiles, or with more when a reducer follows: the first
-// kStages - 1, and its last ring tile after the wait, behind q), before the wait; q and this
+// kStages - 1, and its last ring tile after the wait, behind q; with several row chunks per kv
+// head a warp of more tiles keeps its last two for after the wait), before the wait; q and this
 // step's keys come after it. Either way every CTA waits, and CTAs without an item exit after
 // the wait. The next item's page ids and q (the many-requests instance's hand-over and
 // run-on) are read during the current item: q after

@@ -123,6 +123,22 @@ TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
   run_early_harness(s);
 }
 
+// Two row chunks per kv head (group 4 x q_len 8): the 3000-key request's warps of 6 tiles copy
+// their ring's last two tiles after the wait (`two_late`); the 150-key request's warps of 3 tiles
+// one, which holds this step's keys 142-149 in warps 0 and 1. q and the new keys come after the
+// wait. One kv head: the harness stages at most 64 inputs (q, and 48 new K/V rows here).
+TEST_F(AttentionRace, EarlyReadsTwoRowChunks) {
+  AttnShape s;
+  s.lens = {3000, 150, 9};
+  s.q_len = 8;
+  s.num_q_heads = 4;
+  s.num_kv_heads = 1;
+  s.page_size = 64;
+  s.max_splits = 8;
+  s.splits = {8, 1, 1};
+  run_early_harness(s);
+}
+
 AttnShape split_case(bool single_launch) {
   AttnShape s;
   s.lens = {3000, 17, 800, 1};

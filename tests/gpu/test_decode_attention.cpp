@@ -823,5 +823,51 @@ TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
   CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
+// Early reads with two row chunks per kv head (group 4 x q_len 8 = 32 rows): a warp of more
+// than kStages + 1 tiles copies its ring's last two tiles after the wait, each in a commit group
+// of its own (split_kv_item.cuh, `two_late`); the 3000-key request's 8 splits give warps of 6
+// tiles, the 150-key request warps of 2-3 (one late tile, holding keys 142-149 of this step
+// in warps 0 and 1), the 9-key one a single tile. The outputs must be the default mode's bits,
+// eager and in a graph.
+TEST_F(DecodeAttention, EarlyReadsTwoRowChunksMatchBitwise) {
+  AttnShape s;
+  s.lens = {3000, 150, 9};
+  s.q_len = 8;
+  s.num_q_heads = 8;
+  s.num_kv_heads = 2;
+  s.page_size = 64;
+  s.max_splits = 8;
+  s.splits = {8, 1, 1};
+  s.sinks = true;
+  DeviceAttention d(s);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto run = [&](bool early, bool graph) {
+    d.poison();
+    d.args.inputs_written_before_chain = early;
+    cudaGraph_t g = nullptr;
+    if (graph) EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, PdlMode::kOn}).is_ok());
+    if (graph) {
+      cudaGraphExec_t e;
+      EXPECT_EQ(cudaStreamEndCapture(stream, &g), cudaSuccess);
+      EXPECT_EQ(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+      EXPECT_EQ(cudaGraphLaunch(e, stream), cudaSuccess);
+      cudaGraphExecDestroy(e);
+      cudaGraphDestroy(g);
+    }
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    return d.output_bytes();
+  };
+  std::vector<unsigned char> const base = run(false, false);
+  EXPECT_TRUE(d.matches_reference());
+  for (bool graph : {false, true}) {
+    std::vector<unsigned char> const early = run(true, graph);
+    EXPECT_TRUE(d.matches_reference());
+    EXPECT_TRUE(bitwise_equal(early.data(), base.data(), base.size(), graph ? "early, graph" : "early, eager"));
+  }
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
 }  // namespace
 }  // namespace baton::test
