@@ -248,7 +248,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // per register), then the first kStages tiles' copies, one commit group each. With early
   // reads these run before the wait for old keys only (step-invariant pages); then the
   // wait, q and this step's new keys (one more group), and for a `late` warp (below) its
-  // ring's last tile, whole (one group more).
+  // ring's last tile, whole (one group more; with `two_late` its last two, a group each).
   static_assert(kStages >= 1 && kStages <= 3, "the first kStages + 1 tiles' page ids fill two registers");
   bool const carried = kChain && carry->valid;  // CTA-uniform
   // Ran on (kChain, narrow): the previous item requested this item's q and this warp's first
@@ -310,7 +310,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
                     (my_tiles <= kStages + 1 || p.counters == nullptr);
   // Several row chunks mean more than 16 rows, which only the wide form runs: the narrow
   // instances compile without it (their code unchanged: an earlier runtime-only form cost
-  // early 8x1K 0.23 us at one row chunk, twenty-seventh session).
+  // early 8x1K 0.23 us at one row chunk, twenty-seventh session). A 2-stage ring keeps one
+  // tile before the wait (not measured otherwise; the accounting would hold).
   constexpr bool kTwoLateOk = !kNarrow && kStages >= 3;
   bool const two_late =  // warp-uniform
       kTwoLateOk && late && my_tiles > kStages + 1 && p.row_chunks > 1;
@@ -328,12 +329,13 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       load_q(b);
     }
     // After the wait, only tiles that hold some of this step's keys copy again (q_len <= 8: one
-    // or two tiles of the request): the others were complete before it (the late tile is
-    // copied whole in its own round instead).
+    // or two tiles of the request): the others were complete before it (the late tiles are
+    // copied whole in rounds of their own instead).
     bool const is_late = late && (j == kStages - 1 || (two_late && j == kStages - 2));
     bool const copies = j < my_tiles && (r < 2 * kStages ? !is_late && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys)
                                                          : is_late);
     if (copies) {
+      // The same in every round that occurs; the two forms keep the narrow code unchanged.
       bool const late_round = kTwoLateOk ? r >= 2 * kStages : r == 2 * kStages;
       load_tile(late_round ? kAll : r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j),
                 (j % 2) * kMmaTileKeys);

@@ -104,13 +104,13 @@ TEST_F(AttentionRace, EarlyReadsStillWaitForQAndNewKeys) {
   run_early_harness(s);
 }
 
-// A warp of kStages or kStages + 1 tiles copies its ring's last tile (tile 2 at 3 stages)
-// after the wait (split_kv_item.cuh, `late`). Here that tile holds this step's keys: 150 and
+// A warp of kStages or kStages + 1 tiles (or more, when a reducer follows, as here) copies its
+// ring's last tile (tile 2 at 3 stages) after the wait (split_kv_item.cuh, `late`). Here that tile holds this step's keys: 150 and
 // 140 keys in one split put keys 148-149 in warp 1's tile 2 and 138-139 in warp 0's (partial
 // tiles: the row-by-row copy); 160 keys put 158-159 at the end of warp 1's full tile 2 (the
 // one-page fast copy); 96 keys put 94-95 in warp 1's tile 1, the late tile of a 2-stage
-// build. The late copy must read them after the wait too. The 3000-key request keeps the
-// whole ring before the wait.
+// build. The late copy must read them after the wait too. The 3000-key request's warps (6
+// tiles in 8 splits) are late too, with old keys only in that tile.
 TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
   AttnShape s;
   s.lens = {150, 140, 160, 96, 3000};
@@ -124,8 +124,9 @@ TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
 }
 
 // Two row chunks per kv head (group 4 x q_len 8): the 3000-key request's warps of 6 tiles copy
-// their ring's last two tiles after the wait (`two_late`); the 150-key request's warps of 3 tiles
-// one, which holds this step's keys 142-149 in warps 0 and 1. q and the new keys come after the
+// their ring's last two tiles after the wait (`two_late`; old keys only: a warp of that many
+// tiles never has this step's keys in its ring); the 150-key request's warps of 3 tiles one,
+// which holds this step's keys 142-149 in warps 0 and 1. q and the new keys come after the
 // wait. One kv head: the harness stages at most 64 inputs (q, and 48 new K/V rows here).
 TEST_F(AttentionRace, EarlyReadsTwoRowChunks) {
   AttnShape s;
