@@ -300,8 +300,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // - one / two / three late tiles for every warp of more tiles (GPU-5be8fe8b): 8x1K 18.89 /
   //   18.15 / 18.56 us, ragged 78.02 / 77.31 / 77.60, 1x8K 17.26 / 17.18 / 18.32, 1x32K 43.30
   //   / 43.48 / 44.36;
-  // - at one row chunk two late tiles lost (GPU-b17b7beb: early 1x32K 32.94 -> 33.64, ragged
-  //   50.27 -> 50.78; three: 35.05 / 51.43), hence the row-chunk condition;
+  // - at one row chunk (q_len 1) two late tiles lost (GPU-b17b7beb: early 1x32K 32.94 ->
+  //   33.64, ragged 50.27 -> 50.78; three: 35.05 / 51.43), hence the row-chunk condition;
   // - this form against one late tile (GPU-3a6689d4): 8x1K 18.74 -> 18.02, 32x8K 316.76 ->
   //   311.41, ragged 77.86 -> 76.56, 1x32K 44.18 -> 43.86, 1x8K 17.18 -> 17.07.
   // A warp of more tiles never holds this step's keys in its ring (they end its split, past its
