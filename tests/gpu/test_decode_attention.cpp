@@ -827,8 +827,8 @@ TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
 // than kStages + 1 tiles copies its ring's last two tiles after the wait, each in a commit group
 // of its own (split_kv_item.cuh, `two_late`); the 3000-key request's 8 splits give warps of 6
 // tiles, the 150-key request warps of 2-3 (one late tile, holding keys 142-149 of this step
-// in warps 0 and 1), the 9-key one a single tile. The outputs must be the default mode's bits,
-// eager and in a graph.
+// in warps 0 and 1), the 9-key one a single tile. The outputs must be the default mode's bits
+// with PDL off and on, eager and in a graph.
 TEST_F(DecodeAttention, EarlyReadsTwoRowChunksMatchBitwise) {
   AttnShape s;
   s.lens = {3000, 150, 9};
@@ -840,33 +840,23 @@ TEST_F(DecodeAttention, EarlyReadsTwoRowChunksMatchBitwise) {
   s.splits = {8, 1, 1};
   s.sinks = true;
   DeviceAttention d(s);
-  cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  auto run = [&](bool early, bool graph) {
-    d.poison();
+  auto runs = [&](bool early) {  // (off, eager), (on, eager), (off, graph), (on, graph)
     d.args.inputs_written_before_chain = early;
-    cudaGraph_t g = nullptr;
-    if (graph) EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, PdlMode::kOn}).is_ok());
-    if (graph) {
-      cudaGraphExec_t e;
-      EXPECT_EQ(cudaStreamEndCapture(stream, &g), cudaSuccess);
-      EXPECT_EQ(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
-      EXPECT_EQ(cudaGraphLaunch(e, stream), cudaSuccess);
-      cudaGraphExecDestroy(e);
-      cudaGraphDestroy(g);
-    }
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    return d.output_bytes();
+    return run_pdl_and_graph_configs(
+        [&](cudaStream_t stream, PdlMode pdl) { return decode_attention(d.args, d.ws(), {stream, pdl}); },
+        [&] { d.poison(); }, [&] { return d.output_bytes(); });
   };
-  std::vector<unsigned char> const base = run(false, false);
+  std::vector<std::vector<unsigned char>> const base = runs(false);
+  ASSERT_EQ(base.size(), 4u);
   EXPECT_TRUE(d.matches_reference());
-  for (bool graph : {false, true}) {
-    std::vector<unsigned char> const early = run(true, graph);
-    EXPECT_TRUE(d.matches_reference());
-    EXPECT_TRUE(bitwise_equal(early.data(), base.data(), base.size(), graph ? "early, graph" : "early, eager"));
+  std::vector<std::vector<unsigned char>> const early = runs(true);
+  ASSERT_EQ(early.size(), 4u);
+  EXPECT_TRUE(d.matches_reference());
+  char const* const names[] = {"PDL off, eager", "PDL on, eager", "PDL off, graph", "PDL on, graph"};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(bitwise_equal(base[i].data(), base[0].data(), base[0].size(), names[i])) << "default mode";
+    EXPECT_TRUE(bitwise_equal(early[i].data(), base[0].data(), base[0].size(), names[i])) << "early reads";
   }
-  CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 }  // namespace
