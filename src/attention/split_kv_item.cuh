@@ -335,18 +335,21 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     bool const copies = j < my_tiles && (r < 2 * kStages ? !is_late && (r < kStages || tile_start(j) + kMmaTileKeys > new_keys)
                                                          : is_late);
     if (copies) {
-      // Paced: with early reads a warp's pre-wait tiles go one at a time, each requested once
-      // the one before has landed, so that what this grid queues before its wait stays short.
-      // The memory system serves requests in order: a load of L2-resident data issued behind
-      // 192 KB per CTA of queued cp.async copies waited ~11000 cycles instead of ~400, as long
-      // through cp.async.bulk, and ~2500 on SMs that queued nothing themselves; with at most 32
-      // KB per CTA in flight it waited ~440 (bench/probes/queue_probe.cu, twenty-eighth
-      // session). In a chain the running call's reducer, its stragglers' tiles and the next
-      // call's q are those loads. Same machine, 3 alternating rounds, early column, unpaced /
-      // paced: 1x8K 12.02 / 11.11 us, 8x1K 10.87 / 10.53, 1x32K 33.59 / 33.02, 32x8K 242.24 /
-      // 241.88, ragged 50.75 / 50.83, 1x1K 5.70 / 5.73; early + single launch 1x32K 35.42 /
-      // 33.97, 1x8K 13.69 / 13.03 (docs/benchmarking.md, twenty-eighth session).
-      if (early && r >= 1 && r < kStages) cp_async_wait<0>();
+      // Paced: with early reads the pre-wait tiles of a warp of kStages tiles or more go one
+      // at a time, each requested once the one before has landed, so that what this grid
+      // queues before its wait stays short. The memory system serves requests in order: a
+      // load of L2-resident data issued behind 192 KB per CTA of queued cp.async copies waited
+      // ~11000 cycles instead of ~400, as long through cp.async.bulk, and ~2500 on SMs that
+      // queued nothing themselves; with at most 32 KB per CTA in flight it waited ~440
+      // (bench/probes/queue_probe.cu). In a chain the running call's reducer, its stragglers'
+      // tiles and the next call's q are such loads. Same machine, 3 alternating rounds, early
+      // column, unpaced / paced: 1x8K 12.02 / 11.11 us, 8x1K 10.87 / 10.53, 1x32K 33.59 /
+      // 33.02, 32x8K 242.24 / 241.88, ragged 50.75 / 50.83; early + single launch 1x32K 35.42
+      // / 33.97, 1x8K 13.69 / 13.03. Shorter warps (1x1K: 2 tiles) queue little, and pacing
+      // them only delayed their second tile where the wait returns at once: cold early 1x1K
+      // 10.91 unpaced, 11.71 paced, 11.01 with this bound (docs/benchmarking.md, twenty-eighth
+      // session).
+      if (early && r >= 1 && r < kStages && my_tiles >= kStages) cp_async_wait<0>();
       // The same in every round that occurs; the two forms keep the narrow code unchanged.
       bool const late_round = kTwoLateOk ? r >= 2 * kStages : r == 2 * kStages;
       load_tile(late_round ? kAll : r >= kStages ? kNew : early ? kOld : kAll, j, j, first_reg(j),
