@@ -2,11 +2,13 @@
 // from DRAM, and does a bulk (TMA) copy of the same bytes wait too? The question behind it
 // (docs/attention_next.md, twenty-sixth session): with early reads the reducer's loads of the
 // producer's partials (L2 hits) take 4.9 us instead of 1.8, which looked like a queue behind
-// the next producer's pre-wait K/V copies (~190 KB per SM at 1x32K).
+// the next producer's pre-wait K/V copies (then 64 KB per CTA at 1x32K: 2 tiles x 4 warps x
+// 8 KB; run with queue_kb 64 for that point).
 //
 // Each CTA (2 per SM, 100 KB of shared memory each, as the producer) has 4 streamer warps and
-// one probe warp. The streamers issue `queue_kb` KB of 16-byte cp.async.cg copies from a DRAM
-// region no launch reuses, 2 KB per instruction across the 128 threads, then wait for them.
+// one probe warp. The streamers issue `queue_kb` KB of 16-byte cp.async.cg copies from DRAM (8
+// regions in rotation, each larger than L2, so a launch finds none of its bytes cached), 2 KB
+// per instruction across the 128 threads, then wait for them.
 // The probe warp spins `delay` cycles (so that the copies are queued), then times, in SM
 // cycles, one of:
 //   ld    : each lane loads 4 B of one 128-byte L2-resident line (ld.global.cg) and uses it;
@@ -80,7 +82,9 @@ __global__ void __launch_bounds__(kThreads, 2) probe_kernel(Args a) {
           __cvta_generic_to_shared(ring + (size_t(i) * kStreamThreads * 16 + tid * 16) % kRingBytes));
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src + int64_t(i) * kStreamThreads * 16)
                    : "memory");
-      if (a.group > 0 && (i + 1) % a.group == 0) asm volatile("cp.async.commit_group;\ncp.async.wait_group 1;" ::: "memory");
+      if (a.group > 0 && (i + 1) % a.group == 0) {
+        asm volatile("cp.async.commit_group;\ncp.async.wait_group 1;" ::: "memory");
+      }
     }
     asm volatile("cp.async.commit_group;\ncp.async.wait_all;" ::: "memory");
     if (tid == 0) a.stream_cycles[blockIdx.x] = cycles() - t0;
@@ -170,8 +174,8 @@ int main(int argc, char** argv) {
       std::vector<long long> all_p, all_s, all_q;
       for (int rep = 0; rep < 10; ++rep, ++launch) {
         touch<<<264, 256>>>(hot, hot_floats, sink);
-        Args a{big, int64_t(launch % regions) * region, on ? queue_kb * 1024 : 0, hot, bulk, group, half, delay, pc, smid,
-               sc, sink};
+        Args a{big, int64_t(launch % regions) * region, on ? queue_kb * 1024 : 0, hot, bulk, group, half, delay,
+               pc, smid, sc, sink};
         CK(cudaMemset(sc, 0, ctas * sizeof(long long)));
         probe_kernel<<<ctas, kThreads, kSmemBytes>>>(a);
         CK(cudaGetLastError());

@@ -337,18 +337,20 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (copies) {
       // Paced: with early reads the pre-wait tiles of a warp of kStages tiles or more go one
       // at a time, each requested once the one before has landed, so that what this grid
-      // queues before its wait stays short. The memory system serves requests in order: a
-      // load of L2-resident data issued behind 192 KB per CTA of queued cp.async copies waited
-      // ~11000 cycles instead of ~400, as long through cp.async.bulk, and ~2500 on SMs that
-      // queued nothing themselves; with at most 32 KB per CTA in flight it waited ~440
-      // (bench/probes/queue_probe.cu). In a chain the running call's reducer, its stragglers'
-      // tiles and the next call's q are such loads. Same machine, 3 alternating rounds, early
-      // column, unpaced / paced: 1x8K 12.02 / 11.11 us, 8x1K 10.87 / 10.53, 1x32K 33.59 /
-      // 33.02, 32x8K 242.24 / 241.88, ragged 50.75 / 50.83; early + single launch 1x32K 35.42
-      // / 33.97, 1x8K 13.69 / 13.03. Shorter warps (1x1K: 2 tiles) queue little, and pacing
-      // them only delayed their second tile where the wait returns at once: cold early 1x1K
-      // 10.91 unpaced, 11.71 paced, 11.01 with this bound (docs/benchmarking.md, twenty-eighth
-      // session).
+      // queues before its wait stays short. A load of L2-resident data issued behind queued
+      // cp.async copies waits for part of them: ~11000 cycles instead of ~400 behind 192 KB per
+      // CTA, ~4000 behind 64 KB (this grid's unpaced pre-wait copies at 1x32K), as long through
+      // cp.async.bulk, ~2500 on SMs that queued nothing (half the SMs streaming); with at most
+      // 32 KB per CTA in flight ~440 (bench/probes/queue_probe.cu). In a chain the running
+      // call's reducer, its slow CTAs' tiles and the next call's q are issued behind these
+      // copies (which of them gains was not resolved by a trace). Where the trigger comes
+      // right after the wait (producer_wait), this also delays it. Same machine, 3 alternating
+      // rounds, early column, unpaced / paced: 1x8K 12.02 / 11.11 us, 8x1K 10.87 / 10.53,
+      // 1x32K 33.59 / 33.02, 32x8K 242.24 / 241.88, ragged 50.75 / 50.83; early + single
+      // launch 1x32K 35.42 / 33.97, 1x8K 13.69 / 13.03. Shorter warps (1x1K: 2 tiles) queue
+      // little, and pacing them only delayed their second tile where the wait returns at once:
+      // cold early 1x1K 10.91 us unpaced, 11.71 paced, 11.01 with this bound
+      // (docs/benchmarking.md, twenty-eighth session).
       if (early && r >= 1 && r < kStages && my_tiles >= kStages) cp_async_wait<0>();
       // The same in every round that occurs; the two forms keep the narrow code unchanged.
       bool const late_round = kTwoLateOk ? r >= 2 * kStages : r == 2 * kStages;

@@ -67,9 +67,10 @@
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // (a warp with kStages or kStages + 1 tiles, or with more when a reducer follows: the first
 // kStages - 1, and its last ring tile after the wait, behind q; with several row chunks per kv
-// head a warp of more tiles keeps its last two for after the wait), before the wait -- in a warp
-// of kStages tiles or more one at a time, each once the one before has landed (split_kv_item.cuh:
-// a short queue for the running call's loads); q and this step's keys come after it. Either way every CTA waits, and CTAs without an item exit after
+// head a warp of more tiles keeps its last two for after the wait), before the wait -- in a
+// warp of kStages tiles or more one at a time, each once the one before has landed
+// (split_kv_item.cuh: a short queue for the loads issued after them); q and this step's keys
+// come after it. Either way every CTA waits, and CTAs without an item exit after
 // the wait. The next item's page ids and q (the many-requests instance's hand-over and
 // run-on) are read during the current item: q after
 // the wait, the page ids with the current item's fill tile kStages - 1 -- after the wait too,
