@@ -343,13 +343,13 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       // cp.async.bulk, ~2500 on SMs that queued nothing (half the SMs streaming); with at most
       // 32 KB per CTA in flight ~440 (bench/probes/queue_probe.cu). In a chain the running
       // call's reducer, its slow CTAs' tiles and the next call's q are issued behind these
-      // copies (which of them gains was not resolved by a trace). Where the trigger comes
-      // right after the wait (producer_wait), this also delays it. Same machine, 3 alternating
-      // rounds, early column, unpaced / paced: 1x8K 12.02 / 11.11 us, 8x1K 10.87 / 10.53,
-      // 1x32K 33.59 / 33.02, 32x8K 242.24 / 241.88, ragged 50.75 / 50.83; early + single
-      // launch 1x32K 35.42 / 33.97, 1x8K 13.69 / 13.03. Shorter warps (1x1K: 2 tiles) queue
-      // little, and pacing them only delayed their second tile where the wait returns at once:
-      // cold early 1x1K 10.91 us unpaced, 11.71 paced, 11.01 with this bound
+      // copies (a 1x32K trace: its KV loops end ~1.0 us sooner, its reducer 0.5). Where the
+      // trigger comes right after the wait (producer_wait), this also delays it. Same machine,
+      // 3 alternating rounds, early column, unpaced / paced: 1x8K 12.02 / 11.11 us, 8x1K 10.87
+      // / 10.53, 1x32K 33.59 / 33.02, 32x8K 242.24 / 241.88, ragged 50.75 / 50.83; early +
+      // single launch 1x32K 35.42 / 33.97, 1x8K 13.69 / 13.03. Shorter warps (1x1K: 2 tiles)
+      // queue little, and pacing them only delayed their second tile where the wait returns at
+      // once: cold early 1x1K 10.91 us unpaced, 11.71 paced, 11.01 with this bound
       // (docs/benchmarking.md, twenty-eighth session).
       if (early && r >= 1 && r < kStages && my_tiles >= kStages) cp_async_wait<0>();
       // The same in every round that occurs; the two forms keep the narrow code unchanged.
