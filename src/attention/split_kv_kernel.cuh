@@ -32,9 +32,9 @@
 // round trip; (3) the first kStages tiles in one round trip (no L2 prefetch past the ring:
 // its instructions stalled the warps behind the ring's copies, split_kv_item.cuh). Index math
 // that needs only kernel parameters (the packed rows' token and head) is done before the
-// wait; baton-bench attention --trace measures each phase. In the loop, the page ids of the tile after next are
-// loaded while the current tile is consumed, so no page-table load stands between a tile's
-// turn and its copy. In the many-requests instance (a CTA loops over several items of one
+// wait; baton-bench attention --trace measures each phase. In the loop, the page ids of the
+// tile after next are loaded while the current tile is consumed, so no page-table load stands
+// between a tile's turn and its copy. In the many-requests instance (a CTA loops over several items of one
 // find_items pass), the next item's first page ids are copied (cp.async, into shared memory)
 // with the current item's fill, so items after the first skip round trip (2) (NextItem,
 // PageCarry); with at most 8 packed rows, its first tiles and q are requested during the
@@ -47,9 +47,10 @@
 //
 // Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V), read once per row chunk,
 // with an L2 evict-first policy when there is one row chunk (evict-unchanged when several
-// chunks' CTAs read the same K/V: attention_common.cuh, l2_stream_policy), so the stream leaves the small data every call reuses
-// (lengths, page table, q, partials) in L2 (same machine: 1x1K 7.57 -> 7.52 us, 8x1K 15.45
-// -> 15.26, 1x8K 15.06 -> 14.92, 1x32K+15x1K 58.35 -> 57.23).
+// chunks' CTAs read the same K/V: attention_common.cuh, l2_stream_policy), so the stream
+// leaves the small data every call reuses (lengths, page table, q, partials) in L2 (same
+// machine: 1x1K 7.57 -> 7.52 us, 8x1K 15.45 -> 15.26, 1x8K 15.06 -> 14.92, 1x32K+15x1K 58.35
+// -> 57.23).
 //
 // Bounds: lengths are clamped to the page table's width, split counts to [1, max_splits],
 // and a page id outside [0, num_pages) reads nothing (its keys load as zeros).
