@@ -105,11 +105,11 @@ TEST_F(AttentionRace, EarlyReadsStillWaitForQAndNewKeys) {
 }
 
 // A warp of kStages or kStages + 1 tiles (or more, when a reducer follows, as here) copies its
-// ring's last tile (tile 2 at 3 stages) after the wait (split_kv_item.cuh, `late`). Here that tile holds this step's keys: 150 and
-// 140 keys in one split put keys 148-149 in warp 1's tile 2 and 138-139 in warp 0's (partial
-// tiles: the row-by-row copy); 160 keys put 158-159 at the end of warp 1's full tile 2 (the
-// one-page fast copy); 96 keys put 94-95 in warp 1's tile 1, the late tile of a 2-stage
-// build. The late copy must read them after the wait too. The 3000-key request's warps (6
+// ring's last tile (tile 2 at 3 stages) after the wait (split_kv_item.cuh, `late`). Here that tile
+// holds this step's keys: 150 and 140 keys in one split put keys 148-149 in warp 1's tile 2 and
+// 138-139 in warp 0's (partial tiles: the row-by-row copy); 160 keys put 158-159 at the end of warp
+// 1's full tile 2 (the one-page fast copy); 96 keys put 94-95 in warp 1's tile 1, the late tile of
+// a 2-stage build. The late copy must read them after the wait too. The 3000-key request's warps (6
 // tiles in 8 splits) are late too, with old keys only in that tile.
 TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
   AttnShape s;
