@@ -23,6 +23,7 @@ filters=(
   'DecodeAttention.HeadDimsAndDtypes'
   'DecodeAttention.AllPageSizes'
   'DecodeAttention.DraftTokensCausal'
+  'DecodeAttention.PairedRowsMatchReference:DecodeAttention.EarlyReadsTwoRowChunksMatchBitwise'
   'DecodeAttention.SingleLaunchMatchesTwoKernelsBitwise'
   'DecodeAttention.SlidingWindowShorterAndLonger:DecodeAttention.SoftcapAlibiAndScale:DecodeAttention.SinksCountedOnceWithManySplits'
   'DecodeAttention.ReducerFormsAllHeadDims'
