@@ -100,7 +100,7 @@ int run_attention_bench(BenchOptions const& opt) {
   // most the reducer's 32); past the wave, and for ragged batches (planned for two waves), it
   // may want up to about twice that and max_splits caps it. SGLang's default is 64.
   int const q_len = opt.q_len, plan_q_len = opt.plan_q_len > 0 ? opt.plan_q_len : q_len;
-  int const ctas_per_request = kHkv * static_cast<int>(attention::row_chunks(kHq / kHkv, q_len));
+  int const ctas_per_request = kHkv * static_cast<int>(attention::row_chunks(kHq / kHkv, q_len, kD));
   int const max_splits = opt.max_splits > 0 ? opt.max_splits
                          : wave > 0 ? std::min(kDefaultMaxSplits, (wave + ctas_per_request - 1) / ctas_per_request)
                                     : kDefaultMaxSplits;
@@ -212,7 +212,7 @@ int run_attention_bench(BenchOptions const& opt) {
     PlanKvSplitsArgs plan;
     plan.cache_seqlens = TensorView::contiguous(lens_d, DType::kInt32, {batch});
     plan.num_kv_splits = TensorView::contiguous(splits_d, DType::kInt32, {batch});
-    plan.params = {kHq, kHkv, max_splits, 0, min_keys, wave, plan_q_len};
+    plan.params = {kHq, kHkv, max_splits, 0, min_keys, wave, plan_q_len, kD};
     Status st = plan_kv_splits(plan);
     std::vector<int32_t> splits(batch);
     cudaMemcpy(splits.data(), splits_d, batch * 4, cudaMemcpyDeviceToHost);

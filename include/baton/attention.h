@@ -50,8 +50,9 @@ struct DecodeAttentionArgs {
   // producer CTA to finish for a (request, kv head) merges the splits itself, found by an
   // atomic counter in merge_counters that the same CTA resets to 0. Outputs are the same bit
   // for bit as the two-kernel path. Used when a CTA's rows of partials fit its shared memory
-  // (min(group * q_len, 16) * max_splits * (head_dim + 1) floats in 50 / 100 / 200 KB at
-  // head_dim 64 / 128 / 256: max_splits <= 49 at 4 rows and head_dim 128); otherwise the call
+  // (min(group * q_len, R) * max_splits * (head_dim + 1) floats in 50 / 100 / 200 KB at
+  // head_dim 64 / 128 / 256, R the rows per producer CTA: 16, or 32 past 16 rows at head_dim
+  // <= 128; max_splits <= 49 at 4 rows and 6 at 32 rows, head_dim 128); otherwise the call
   // takes the two-kernel path (same results, counters untouched).
   bool single_launch = false;
   // With single_launch: [>= batch_size * q_len * num_q_heads] int32, all 0 before the first

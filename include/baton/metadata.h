@@ -50,9 +50,10 @@ struct SplitPlanParams {
   // past it up to about twice that; max_splits caps both. The 8 bisection steps may stop
   // above the exact smallest fitting chunk, so near c = 2 x chunk the choice between the two
   // rules can differ from what an exact search would pick. CTAs per request: the attention
-  // producer's, num_kv_heads * ceil(group * q_len / 16) (it packs up to 16 rows -- draft
-  // token x query head -- of a kv head per CTA); with q_len 1 that is SGLang's rule
-  // (num_q_heads for group 1, else ceil(num_q_heads / min(16, group))).
+  // producer's, num_kv_heads * ceil(group * q_len / R) with R packed rows -- draft token x
+  // query head -- of a kv head per CTA: 16 up to 16 rows, 32 past them at head_dim <= 128
+  // (head_dim below); with q_len 1 that is SGLang's rule (num_q_heads for group 1, else
+  // ceil(num_q_heads / min(16, group))).
   // Ragged batches: when the longest length is more than twice the shortest, batch x CTAs per
   // request < ctas_per_wave, and the two-wave chunk is at least 512 keys, all of the above runs
   // with 2 x ctas_per_wave: about two items per producer CTA, whose loops even out what one
@@ -67,6 +68,10 @@ struct SplitPlanParams {
   // > 16 (e.g. group 8, 4 draft tokens: 2 CTAs per kv head) still plans one wave. The SGLang
   // heuristic (ctas_per_wave 0) ignores it.
   int q_len = 1;
+  // The attention's head_dim (64, 128 or 256; 0 counts as 128): where group * q_len > 16 the
+  // producer packs 32 rows of a kv head per CTA at head_dim <= 128 and 16 at 256, and the
+  // balanced plan counts its CTAs the same way. The SGLang heuristic ignores it.
+  int head_dim = 0;
 };
 
 // ---- build_decode_metadata ------------------------------------------------------------

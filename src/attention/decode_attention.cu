@@ -39,11 +39,12 @@ using attention::AttentionParams;
 
 detail::KernelTraits const kProducerTraits{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
 
-template <class T, int D, bool kNarrow = false, bool kMany = false>
+template <class T, int D, bool kNarrow = false, bool kMany = false, int kRows = attention::kRowsPerCta>
 struct Producer {
-  static constexpr auto* kernel = attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow, true, kMany>;
+  static constexpr auto* kernel =
+      attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow, true, kMany, kRows>;
   // kMany instances are the chained ones (kChain: the next item's page ids past kBytes).
-  static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages>::launch_bytes(kMany);
+  static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages, kRows>::launch_bytes(kMany);
 
   // Producer CTAs resident at once on `device` (SMs x CTAs per SM); also raises the kernel's
   // shared memory limit, which launching needs. Read once per device and thread.
@@ -143,15 +144,22 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   bool const small_grid = rows <= 2 * int64_t(info.num_sms);
   Follower const follower =
       !reducer_follows ? Follower::kNone : small_grid ? Follower::kSmallReducer : Follower::kOtherReducer;
-  // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension.
-  // Up to kFewRequests requests, the instance whose only item search is a warp scan; past it,
-  // the one whose only search is find_items (split_kv_search.cuh).
+  // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension; up
+  // to 16 the wide form; past 16 at head_dim <= 128 its paired instance, 32 rows per CTA
+  // (row_chunks.h). Up to kFewRequests requests, the instance whose only item search is a
+  // warp scan; past it, the one whose only search is find_items (split_kv_search.cuh).
   bool const many = p.batch > attention::kFewRequests;
+  constexpr int kPair = D <= 128 ? attention::kPairRowsPerCta : attention::kRowsPerCta;  // no pairs at 256
+  using PairMany = Producer<T, D, false, true, kPair>;
+  using PairFew = Producer<T, D, false, false, kPair>;
   Status const produced =
       p.rows <= 8 ? (many ? launch_producer<T, D, Producer<T, D, true, true>>(p, info, options, follower, rows, planned)
                           : launch_producer<T, D, Producer<T, D, true>>(p, info, options, follower, rows, planned))
-                  : (many ? launch_producer<T, D, Producer<T, D, false, true>>(p, info, options, follower, rows, planned)
-                          : launch_producer<T, D, Producer<T, D, false>>(p, info, options, follower, rows, planned));
+      : attention::rows_per_cta(p.rows, D) == attention::kPairRowsPerCta
+          ? (many ? launch_producer<T, D, PairMany>(p, info, options, follower, rows, planned)
+                  : launch_producer<T, D, PairFew>(p, info, options, follower, rows, planned))
+          : (many ? launch_producer<T, D, Producer<T, D, false, true>>(p, info, options, follower, rows, planned)
+                  : launch_producer<T, D, Producer<T, D, false>>(p, info, options, follower, rows, planned));
   BATON_RETURN_IF_ERROR(produced);
   if (planned != nullptr) return Status::ok();
   // One split everywhere: every request finished in the producer; single launch: merged there.
@@ -240,7 +248,7 @@ AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& 
   p.num_kv_heads = s.num_kv_heads;
   p.group = s.num_q_heads / s.num_kv_heads;
   p.rows = p.group * s.q_len;
-  p.row_chunks = static_cast<int>(attention::row_chunks(p.group, s.q_len));
+  p.row_chunks = static_cast<int>(attention::row_chunks(p.group, s.q_len, s.head_dim));
   p.page_shift = detail::log2_exact(s.page_size);
   p.scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   p.window_left = a.window_left;

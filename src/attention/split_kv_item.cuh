@@ -73,27 +73,31 @@ __device__ __forceinline__ MaxStep max_step(float m0, float m1, float x0, float 
 // One work item: split `split` of n of request b, for the packed rows of (kv_head, chunk).
 // With early (the CTA's first item under early_reads) the PDL wait happens in here, after
 // the copies of old keys have been issued; otherwise the caller has waited.
-template <class T, int D, int kStages, bool kNarrow, bool kWait, bool kChain = false>
+// kRows: the CTA's packed rows (16; 32 in the paired wide form, two 16-row halves per tile).
+template <class T, int D, int kStages, bool kNarrow, bool kWait, bool kChain = false, int kRows = kRowsPerCta>
 __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable const& rows, unsigned char* smem_raw,
                                              int kv_head, int chunk, int b, int split, int n, int32_t len_raw,
                                              bool early, bool last_item, NextItem const& nx = NextItem{},
                                              PageCarry* carry = nullptr) {
-  using Smem = MmaSmem<D, kStages>;
+  using Smem = MmaSmem<D, kStages, kRows>;
   constexpr int kQPitch = Smem::kQPitch;
   constexpr int kKSteps = D / 16;   // k-steps of S = Q.K^T
   constexpr int kONTiles = D / 8;   // n-tiles of O
   constexpr int kChunksPerKey = D / 8;
   constexpr int kLoadsPerLane = kMmaTileKeys * kChunksPerKey / 32;  // per tensor
   constexpr int kKeysPerLoad = 32 / kChunksPerKey;  // keys covered by one load of the warp
-  constexpr bool kQInRegisters = D <= 128;          // q fragments held across the loop
-  T* q_s = reinterpret_cast<T*>(smem_raw);  // [16][kQPitch]
+  // The wide form's 16-row halves: 2 in the paired form, whose warps read q from shared
+  // memory at each tile (two halves' fragments would not fit the registers with their O).
+  constexpr int kH = kNarrow ? 1 : kRows / kRowsPerCta;
+  constexpr bool kQInRegisters = D <= 128 && kH == 1;  // q fragments held across the loop
+  T* q_s = reinterpret_cast<T*>(smem_raw);  // [kRows][kQPitch]
   unsigned char* kv_raw = smem_raw + Smem::kQBytes;
   int const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  int const rows_here = min(kRowsPerCta, p.rows - chunk * kRowsPerCta);
+  int const rows_here = min(kRows, p.rows - chunk * kRows);
   auto wait = [&] { producer_wait<kWait>(p); };
   // The q rows of request req (written by the previous kernel: after the wait).
   auto load_q = [&](int req) {
-    for (int c = threadIdx.x; c < kRowsPerCta * kChunksPerKey; c += kThreads) {
+    for (int c = threadIdx.x; c < kRows * kChunksPerKey; c += kThreads) {
       int const r = c / kChunksPerKey, d = (c % kChunksPerKey) * 8;
       T* dst = q_s + r * kQPitch + d;
       if (r >= rows_here) {
@@ -115,20 +119,30 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   int const t_begin = static_cast<int>(keys.begin), t_end = static_cast<int>(keys.end);
   int const new_keys = L - p.q_len;  // keys >= new_keys were appended by this step's kernels
 
-  // This thread's two rows of every fragment: r0 = lane / 4, r1 = r0 + 8. Rows past
-  // rows_here compute on zero q and are never stored, so they need no mask.
+  // This thread's two rows of every fragment of half h: h * 16 + r0 (r0 = lane / 4) and
+  // h * 16 + r1 (r1 = r0 + 8). Rows past rows_here compute on zero q and are never stored, so
+  // they need no mask.
   int const r0 = lane / 4, r1 = r0 + 8;
-  int const qpos0 = L - p.q_len + rows.t[r0];
-  int const qpos1 = L - p.q_len + rows.t[r1];
+  int qpos0[kH], qpos1[kH];
+#pragma unroll
+  for (int h = 0; h < kH; ++h) {
+    qpos0[h] = L - p.q_len + rows.t[h * 16 + r0];
+    qpos1[h] = L - p.q_len + rows.t[h * 16 + r1];
+  }
   int const qpos_min = L - p.q_len + rows.t[0];              // first live row
   int const qpos_max = L - p.q_len + rows.t[rows_here - 1];  // last live row
   bool const windowed = p.window_left >= 0;
   bool const plain = p.softcap <= 0 && p.alibi == nullptr;  // scores are s * scale
 
-  float o[kONTiles][4];
+  float o[kH][kONTiles][4];
+  float m0[kH], m1[kH], l0[kH], l1[kH];
 #pragma unroll
-  for (int j = 0; j < kONTiles; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+  for (int h = 0; h < kH; ++h) {
+#pragma unroll
+    for (int j = 0; j < kONTiles; ++j) o[h][j][0] = o[h][j][1] = o[h][j][2] = o[h][j][3] = 0.f;
+    m0[h] = m1[h] = -INFINITY;
+    l0[h] = l1[h] = 0.f;
+  }
 
   int const part = lane % kChunksPerKey;  // this lane's 16-byte chunk of a key row
   T const* k_lane = static_cast<T const*>(p.k) + int64_t(kv_head) * p.k_stride_head + part * 8;
@@ -293,7 +307,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // 51.43, 128x2K 246.73 -> 245.77, 32x8K 247.52 -> 247.03, 1x8K / 8x1K within 0.03 (same
   // machine, same bench, 3 rounds; twenty-sixth session). Fewer pre-wait copies leave the
   // reducer ahead less traffic to queue behind.
-  // With several row chunks per kv head (group x q_len > 16: draft tokens) every chunk's CTAs
+  // With several row chunks per kv head (group x q_len > 32 at D <= 128, > 16 at D = 256: draft
+  // tokens; measured when 16 rows made a chunk, so group 4 x q_len 8 had two) every chunk's CTAs
   // copy the same tiles (twice the pre-wait requests at two chunks), and such a warp of more
   // tiles copies its ring's last two tiles after the wait (`two_late`: each in a group of its
   // own, in tile order after q's). Twenty-seventh session, `--q-len 8`, early column, 3 rounds:
@@ -361,8 +376,12 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     if (r < kStages || r + 1 >= 2 * kStages) cp_async_commit();
   }
   BATON_MARK(0, 9);
-  float const slope0 = p.alibi != nullptr && r0 < rows_here ? p.alibi[rows.h[r0]] : 0.f;
-  float const slope1 = p.alibi != nullptr && r1 < rows_here ? p.alibi[rows.h[r1]] : 0.f;
+  float slope0[kH], slope1[kH];
+#pragma unroll
+  for (int h = 0; h < kH; ++h) {
+    slope0[h] = p.alibi != nullptr && h * 16 + r0 < rows_here ? p.alibi[rows.h[h * 16 + r0]] : 0.f;
+    slope1[h] = p.alibi != nullptr && h * 16 + r1 < rows_here ? p.alibi[rows.h[h * 16 + r1]] : 0.f;
+  }
   int32_t next_page = first_reg(kStages);  // tile j + kStages's ids: lanes next_base..+15
   int next_base = (kStages % 2) * kMmaTileKeys;
   if (early) {
@@ -381,8 +400,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   __syncthreads();  // q_s complete for every warp
   BATON_MARK(0, 3);
 
-  float* merge;  // [warp][row][D + 2]: O, then m, l (reuses the K/V buffers)
-  constexpr int kMergePitch = D + 2;
+  float* merge;  // [warp][row][kMergePitch]: O, then m, l (reuses the K/V buffers). D + 8 floats: rows
+  // start on 16-byte boundaries (the epilogue's float4 reads), and the wide form's float2
+  // stores of a C fragment (rows lane / 4, columns (lane % 4) * 2) fall in distinct banks.
+  constexpr int kMergePitch = D + 8;
   // The KV loop's skeleton, shared by the two mma forms below. Tile j's K rows once it has
   // landed in `slot` (its V rows follow them):
   int slot = 0;
@@ -414,7 +435,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // once every warp is past its loop -- so the next item's first tiles land during this
   // item's merge and stores.
   static_assert(!(kChain && kNarrow) || kStages >= 2, "running on keeps the ring's last slot for the merge rows");
-  static_assert(8 * (D + 2) * sizeof(float) <= Smem::kStageBytes, "8 merge rows fit one ring slot");
+  static_assert(8 * kMergePitch * sizeof(float) <= Smem::kStageBytes, "8 merge rows fit one ring slot");
   bool const run_on = kChain && kNarrow && nx.b >= 0 && p.counters == nullptr;  // CTA-uniform
   auto loop_done = [&] {
     cp_async_wait<0>();
@@ -445,7 +466,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   auto merge_row = [&](int w, int r) -> float const* {
     return run_on ? reinterpret_cast<float const*>(kv_raw + w * Smem::kWarpBytes + (kStages - 1) * Smem::kStageBytes) +
                         r * kMergePitch
-                  : merge + (w * kRowsPerCta + r) * kMergePitch;
+                  : merge + (w * kRows + r) * kMergePitch;
   };
   auto warp_merge_rows = [&] {
     __syncthreads();
@@ -581,6 +602,8 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   __syncthreads();
   BATON_MARK(0, 10);
   } else {
+  // Rows as M, 16 per half (kH halves: the paired form computes both on each tile it loads,
+  // sharing the K and V fragments; its halves are independent chains that overlap).
   int const lm = lane / 8, li = lane % 8;  // ldmatrix: matrix and row of this lane's address
   uint32_t qf[kQInRegisters ? kKSteps : 1][4];
   if constexpr (kQInRegisters) {
@@ -592,30 +615,43 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     T const* k_tile = landed_tile(j);
     T const* v_tile = k_tile + kMmaTileKeys * D;
 
-    // S = Q . K^T: two n-tiles of 8 keys, each accumulated in two chains (even and odd
-    // k-steps) so that four independent mma chains of D / 32 overlap their latencies.
-    float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-    float s_odd[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+    // S = Q . K^T: two n-tiles of 8 keys per half, each accumulated in two chains (even and
+    // odd k-steps) so that four independent mma chains of D / 32 per half overlap their latencies.
+    float s[kH][2][4], s_odd[kH][2][4];
+#pragma unroll
+    for (int h = 0; h < kH; ++h) {
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[h][nt][e] = s_odd[h][nt][e] = 0.f;
+      }
+    }
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       uint32_t kb[4];
       // K matrices: (keys 0-7, dims lo), (keys 0-7, dims hi), (keys 8-15, lo), (keys 8-15, hi)
       ldmatrix_x4(kb, k_tile + kv_smem<D>((lm / 2) * 8 + li, 2 * ks + lm % 2));
-      float(&acc)[2][4] = ks % 2 == 0 ? s : s_odd;
-      if constexpr (kQInRegisters) {
-        MmaOp<T>::run(acc[0], qf[ks], kb[0], kb[1]);
-        MmaOp<T>::run(acc[1], qf[ks], kb[2], kb[3]);
-      } else {
-        uint32_t a[4];
-        ldmatrix_x4(a, q_s + ((lm % 2) * 8 + li) * kQPitch + ks * 16 + (lm / 2) * 8);
-        MmaOp<T>::run(acc[0], a, kb[0], kb[1]);
-        MmaOp<T>::run(acc[1], a, kb[2], kb[3]);
+#pragma unroll
+      for (int h = 0; h < kH; ++h) {
+        float(&acc)[2][4] = ks % 2 == 0 ? s[h] : s_odd[h];
+        if constexpr (kQInRegisters) {
+          MmaOp<T>::run(acc[0], qf[ks], kb[0], kb[1]);
+          MmaOp<T>::run(acc[1], qf[ks], kb[2], kb[3]);
+        } else {
+          uint32_t a[4];
+          ldmatrix_x4(a, q_s + (h * 16 + (lm % 2) * 8 + li) * kQPitch + ks * 16 + (lm / 2) * 8);
+          MmaOp<T>::run(acc[0], a, kb[0], kb[1]);
+          MmaOp<T>::run(acc[1], a, kb[2], kb[3]);
+        }
       }
     }
 #pragma unroll
-    for (int nt = 0; nt < 2; ++nt) {
+    for (int h = 0; h < kH; ++h) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[nt][e] += s_odd[nt][e];
+      for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[h][nt][e] += s_odd[h][nt][e];
+      }
     }
 
     // Scores. Interior tiles (every key in range, causally visible to every live row, inside
@@ -625,70 +661,82 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
                           (!windowed || key0 >= qpos_max - p.window_left);
     if (plain && interior) {  // warp-uniform
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
+      for (int h = 0; h < kH; ++h) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[nt][e] *= p.scale;
+        for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[h][nt][e] *= p.scale;
+        }
       }
     } else {
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
+      for (int h = 0; h < kH; ++h) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          bool const upper = e >= 2;
-          float x = s[nt][e] * p.scale;
-          int const kp = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
-          int const qp = upper ? qpos1 : qpos0;
-          if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
-          x -= (upper ? slope1 : slope0) * static_cast<float>(qp - kp);
-          bool visible = kp < t_end && kp <= qp;
-          if (windowed) visible = visible && kp >= qp - p.window_left;
-          s[nt][e] = visible ? x : -INFINITY;
+        for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            bool const upper = e >= 2;
+            float x = s[h][nt][e] * p.scale;
+            int const kp = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
+            int const qp = upper ? qpos1[h] : qpos0[h];
+            if (p.softcap > 0) x = p.softcap * tanhf(x / p.softcap);
+            x -= (upper ? slope1[h] : slope0[h]) * static_cast<float>(qp - kp);
+            bool visible = kp < t_end && kp <= qp;
+            if (windowed) visible = visible && kp >= qp - p.window_left;
+            s[h][nt][e] = visible ? x : -INFINITY;
+          }
         }
       }
     }
-    float mx0 = -INFINITY, mx1 = -INFINITY;
+    uint32_t pa[kH][4];  // P as the A operand: (r0, keys 0-7), (r1, 0-7), (r0, 8-15), (r1, 8-15)
 #pragma unroll
-    for (int nt = 0; nt < 2; ++nt) {
-      mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
-      mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
-    }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    // O and l are rescaled only when some row's running max moved (rare after a few tiles).
-    MaxStep const step = max_step(m0, m1, mx0, mx1);
-    float const mn0 = step.m0, mn1 = step.m1, c0 = step.c0, c1 = step.c1;
-    bool const moved = step.moved;
-    m0 = mn0;
-    m1 = mn1;
-    uint32_t pa[4];  // P as the A operand: (r0, keys 0-7), (r1, 0-7), (r0, 8-15), (r1, 8-15)
-    float ps0 = 0.f, ps1 = 0.f;
+    for (int h = 0; h < kH; ++h) {
+      float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-    for (int nt = 0; nt < 2; ++nt) {
-      float const p00 = mn0 == -INFINITY ? 0.f : __expf(s[nt][0] - mn0);
-      float const p01 = mn0 == -INFINITY ? 0.f : __expf(s[nt][1] - mn0);
-      float const p10 = mn1 == -INFINITY ? 0.f : __expf(s[nt][2] - mn1);
-      float const p11 = mn1 == -INFINITY ? 0.f : __expf(s[nt][3] - mn1);
-      ps0 += p00 + p01;
-      ps1 += p10 + p11;
-      pa[nt * 2 + 0] = MmaOp<T>::pack(p00, p01);
-      pa[nt * 2 + 1] = MmaOp<T>::pack(p10, p11);
+      for (int nt = 0; nt < 2; ++nt) {
+        mx0 = fmaxf(mx0, fmaxf(s[h][nt][0], s[h][nt][1]));
+        mx1 = fmaxf(mx1, fmaxf(s[h][nt][2], s[h][nt][3]));
+      }
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+      // O and l are rescaled only when some row's running max moved (rare after a few tiles).
+      MaxStep const step = max_step(m0[h], m1[h], mx0, mx1);
+      float const mn0 = step.m0, mn1 = step.m1, c0 = step.c0, c1 = step.c1;
+      bool const moved = step.moved;
+      m0[h] = mn0;
+      m1[h] = mn1;
+      float ps0 = 0.f, ps1 = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        float const p00 = mn0 == -INFINITY ? 0.f : __expf(s[h][nt][0] - mn0);
+        float const p01 = mn0 == -INFINITY ? 0.f : __expf(s[h][nt][1] - mn0);
+        float const p10 = mn1 == -INFINITY ? 0.f : __expf(s[h][nt][2] - mn1);
+        float const p11 = mn1 == -INFINITY ? 0.f : __expf(s[h][nt][3] - mn1);
+        ps0 += p00 + p01;
+        ps1 += p10 + p11;
+        pa[h][nt * 2 + 0] = MmaOp<T>::pack(p00, p01);
+        pa[h][nt * 2 + 1] = MmaOp<T>::pack(p10, p11);
+      }
+      if (moved) {
+        l0[h] *= c0;
+        l1[h] *= c1;
+        scale_fragments(o[h], c0, c0, c1, c1);  // rows r0, r0, r1, r1
+      }
+      l0[h] += ps0;
+      l1[h] += ps1;
     }
-    if (moved) {
-      l0 *= c0;
-      l1 *= c1;
-      scale_fragments(o, c0, c0, c1, c1);  // rows r0, r0, r1, r1
-    }
-    l0 += ps0;
-    l1 += ps1;
     // O += P . V: V matrices (keys 0-7, dims ot), (keys 8-15, dims ot), (0-7, ot+1), (8-15, ot+1)
 #pragma unroll
     for (int ot = 0; ot < kONTiles; ot += 2) {
       uint32_t vb[4];
       ldmatrix_x4_trans(vb, v_tile + kv_smem<D>((lm % 2) * 8 + li, ot + lm / 2));
-      MmaOp<T>::run(o[ot], pa, vb[0], vb[1]);
-      MmaOp<T>::run(o[ot + 1], pa, vb[2], vb[3]);
+#pragma unroll
+      for (int h = 0; h < kH; ++h) {
+        MmaOp<T>::run(o[h][ot], pa[h], vb[0], vb[1]);
+        MmaOp<T>::run(o[h][ot + 1], pa[h], vb[2], vb[3]);
+      }
     }
     if (j == 0) BATON_MARK(0, 15);  // trace: tile 0's math issued (its P.V mma in flight)
     next_tile(j);
@@ -696,35 +744,41 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   loop_done();
 
   // Merge the 4 warps' (m, l, O) through shared memory (reusing the K/V buffers).
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+#pragma unroll
+  for (int h = 0; h < kH; ++h) {
+    l0[h] += __shfl_xor_sync(0xffffffffu, l0[h], 1);
+    l0[h] += __shfl_xor_sync(0xffffffffu, l0[h], 2);
+    l1[h] += __shfl_xor_sync(0xffffffffu, l1[h], 1);
+    l1[h] += __shfl_xor_sync(0xffffffffu, l1[h], 2);
+  }
   float* mw = warp_merge_rows();
 #pragma unroll
-  for (int j = 0; j < kONTiles; ++j) {
-    int const d = j * 8 + (lane % 4) * 2;
-    mw[r0 * kMergePitch + d] = o[j][0];
-    mw[r0 * kMergePitch + d + 1] = o[j][1];
-    mw[r1 * kMergePitch + d] = o[j][2];
-    mw[r1 * kMergePitch + d + 1] = o[j][3];
-  }
-  if (lane % 4 == 0) {
-    store_ml(mw, r0, m0, l0);
-    store_ml(mw, r1, m1, l1);
+  for (int h = 0; h < kH; ++h) {
+    int const ra = h * 16 + r0, rb = h * 16 + r1;
+#pragma unroll
+    for (int j = 0; j < kONTiles; ++j) {
+      int const d = j * 8 + (lane % 4) * 2;
+      *reinterpret_cast<float2*>(mw + ra * kMergePitch + d) = make_float2(o[h][j][0], o[h][j][1]);
+      *reinterpret_cast<float2*>(mw + rb * kMergePitch + d) = make_float2(o[h][j][2], o[h][j][3]);
+    }
+    if (lane % 4 == 0) {
+      store_ml(mw, ra, m0[h], l0[h]);
+      store_ml(mw, rb, m1[h], l1[h]);
+    }
   }
   __syncthreads();
   BATON_MARK(0, 10);
   }
 
-  // 8 contiguous dims of a row per thread. Each such thread also finds its row's CTA max M
-  // over the warps, each warp's weight exp(m_w - M) and the denominator (with the sink for a
-  // single split) itself -- the same expressions in the same order as one thread per row
-  // would, so the same bits, without a barrier and a serial per-row step between; the row's
-  // first thread writes its lse.
+  // 4 contiguous dims of a row per thread (one conflict-free float4 per warp's row: pitch
+  // kMergePitch). Each such thread also finds its row's CTA max M over the warps, each warp's
+  // weight exp(m_w - M) and the denominator (with the sink for a single split) itself -- the
+  // same expressions in the same order as one thread per row would, so the same bits, without
+  // a barrier and a serial per-row step between; the row's first thread writes its lse.
+  constexpr int kVec = 4;
   bool const single = n == 1;
-  for (int c = threadIdx.x; c < rows_here * (D / 8); c += kThreads) {
-    int const r = c / (D / 8), d0 = (c % (D / 8)) * 8;
+  for (int c = threadIdx.x; c < rows_here * (D / kVec); c += kThreads) {
+    int const r = c / (D / kVec), d0 = (c % (D / kVec)) * kVec;
     int const t = rows.t[r], h = rows.h[r];
     int64_t const token = int64_t(b) * p.q_len + t;
     float M = -INFINITY;
@@ -738,32 +792,34 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       sc[w] = merge_weight(rw[D], M);  // the warp's weight: 0 for a warp without keys
       den += sc[w] * rw[D + 1];
     }
-    float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    float v[kVec] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      float const* src = merge_row(w, r) + d0;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) v[k] += sc[w] * src[k];
+      float4 const x = *reinterpret_cast<float4 const*>(merge_row(w, r) + d0);
+      v[0] += sc[w] * x.x;
+      v[1] += sc[w] * x.y;
+      v[2] += sc[w] * x.z;
+      v[3] += sc[w] * x.w;
     }
     if (single) {
       MergeEnd const end = merge_end(M, den, p.sinks, h);  // the sink, counted once
       if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
       T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
-      alignas(16) T packed[8];
+      alignas(8) T packed[kVec];
 #pragma unroll
-      for (int k = 0; k < 8; ++k) packed[k] = from_float<T>(v[k] * end.inv);
-      if ((reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<uint4 const*>(packed);
+      for (int k = 0; k < kVec; ++k) packed[k] = from_float<T>(v[k] * end.inv);
+      if ((reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
+        *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<uint2 const*>(packed);
       } else {
-        for (int k = 0; k < 8; ++k) dst[k] = packed[k];
+        for (int k = 0; k < kVec; ++k) dst[k] = packed[k];
       }
     } else {
       float const inv = den > 0 ? 1.f / den : 0.f;
       int64_t const prow = scratch_row(p, b, split, t, h);
       if (d0 == 0) p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
-      float4* dst = reinterpret_cast<float4*>(p.part_o + prow * D + d0);  // 16-byte aligned workspace
-      dst[0] = make_float4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
-      dst[1] = make_float4(v[4] * inv, v[5] * inv, v[6] * inv, v[7] * inv);
+      // 16-byte aligned workspace
+      *reinterpret_cast<float4*>(p.part_o + prow * D + d0) =
+          make_float4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
     }
   }
   BATON_MARK(0, 6);
@@ -774,7 +830,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     carry->hi = nx_hi;
   }
   if (!single && p.counters != nullptr) {
-    merge_if_last<T, D>(p, rows, kv_head, chunk, b, n, rows_here, reinterpret_cast<float*>(smem_raw));
+    merge_if_last<T, D, kRows>(p, rows, kv_head, chunk, b, n, rows_here, reinterpret_cast<float*>(smem_raw));
   }
 }
 

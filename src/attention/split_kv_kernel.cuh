@@ -14,9 +14,12 @@
 //                                             at D <= 128; two accumulation chains)
 //   online softmax per row in registers (quad shuffles), P re-packed as the A operand
 //   O[16 x D] += P[16 x 16] . V[16 x D]      (V fragments by ldmatrix.trans)
+// (at most 8 rows: keys as M instead, split_kv_item.cuh; more than 16 at D <= 128: the same
+// on two 16-row halves per tile, kRows = 32, q fragments read from shared memory per tile).
 //
-// Grid: (num_kv_heads * row_chunks, G), 128 threads; up to 16 packed rows per CTA, so one
-// K/V tile load serves every query head of the kv head. G (<= one wave of the device, see
+// Grid: (num_kv_heads * row_chunks, G), 128 threads; up to kRows packed rows per CTA (16, or
+// 32 in the paired wide form: row_chunks.h), so one K/V tile load serves every query head of
+// the kv head (or 32 of its rows). G (<= one wave of the device, see
 // split_kv_kernel below) CTAs per kv head find their work items -- (request, split) pairs
 // with split < num_kv_splits[b] -- on the device and loop over them (find_items); a CTA
 // without an item exits after the PDL wait. Per item, each of the 4 warps streams its own
@@ -40,10 +43,11 @@
 // PageCarry); with at most 8 packed rows, its first tiles and q are requested during the
 // current item's merge too.
 //
-// Shared memory: Q 16 x (D + 8) + 4 warps x kStages x (K, V) x 16 x D elements (K/V rows
-// unpadded and swizzled, kv_smem): 100 KB at D = 128 (2 CTAs per SM), 200 KB at D = 256,
-// 50 KB at D = 64; the many-requests (kChain) instance adds 1 KB for the next item's page ids
-// (MmaSmem::kChainBytes), which keeps the same CTAs per SM.
+// Shared memory: Q kRows x (D + 8) + 4 warps x kStages x (K, V) x 16 x D elements (K/V rows
+// unpadded and swizzled, kv_smem): 100 KB at D = 128 (2 CTAs per SM; 104.5 KB with 32 rows),
+// 200 KB at D = 256, 50 KB at D = 64 (52.5 KB with 32 rows); the many-requests (kChain)
+// instance adds 1 KB for the next item's page ids (MmaSmem::kChainBytes), which keeps the same
+// CTAs per SM.
 //
 // Bytes: 2 * head_dim * sizeof(T) per key per kv head (K and V), read once per row chunk,
 // with an L2 evict-first policy when there is one row chunk (evict-unchanged when several
@@ -101,7 +105,9 @@ namespace baton::attention {
 template <int D>
 constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
 
-template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true, bool kMany = false>
+// kRows: the CTA's packed rows, 16 or 32 (the paired wide form, head_dim <= 128: row_chunks.h).
+template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true, bool kMany = false,
+          int kRows = kRowsPerCta>
 __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
     split_kv_kernel(__grid_constant__ AttentionParams const p) {
   extern __shared__ __align__(128) unsigned char smem_raw[];  // 128: the K/V rows (kv_smem)
@@ -112,8 +118,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   BATON_MARK_SM(0, 11);
   int const kv_head = static_cast<int>(blockIdx.x) / p.row_chunks;
   int const chunk = static_cast<int>(blockIdx.x) % p.row_chunks;
-  if (threadIdx.x < kRowsPerCta) {  // kernel parameters only: before the wait
-    int const g = chunk * kRowsPerCta + threadIdx.x;
+  static_assert(kRows == kRowsPerCta || (kRows == kPairRowsPerCta && !kNarrow && D <= 128), "16 rows, or 32 wide");
+  if (threadIdx.x < kRows) {  // kernel parameters only: before the wait
+    int const g = chunk * kRows + threadIdx.x;
     rows.t[threadIdx.x] = g / p.group;
     rows.h[threadIdx.x] = kv_head * p.group + g % p.group;
   }
@@ -213,8 +220,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
 #if defined(BATON_TRACE)
     BATON_ITEM_BEGIN(traced_items++);
 #endif
-    attend_split<T, D, kStages, kNarrow, kWait, kMany>(p, rows, smem_raw, kv_head, chunk, b, split, n, l, !waited, last,
-                                                       nx, &carry);
+    attend_split<T, D, kStages, kNarrow, kWait, kMany, kRows>(p, rows, smem_raw, kv_head, chunk, b, split, n, l,
+                                                              !waited, last, nx, &carry);
     BATON_ITEM_MARK(3);
     waited = true;
     __syncthreads();  // shared memory (and, with find_items, the list) is reused next

@@ -18,14 +18,17 @@ namespace baton::attention {
 // partials and lse values (rows x n x (D + 1) floats) arrive in shared memory in one round
 // trip (cp.async and loads from L2, nothing held in registers), and a thread per (row, 4 dims)
 // merges from there. The host uses this mode only when they fit (single_launch_fits: max_splits
-// <= 49 at 4 rows, 12 at 16 rows, head_dim 128); otherwise it launches the reducer.
+// <= 49 at 4 rows, 12 at 16 rows, 6 at 32 rows, head_dim 128); otherwise it launches the reducer.
 template <int D, int kStages>
 constexpr bool single_launch_fits(int rows, int max_splits) {
-  int const per_cta = rows < kRowsPerCta ? rows : kRowsPerCta;
-  return int64_t(per_cta) * max_splits * (D + 1) + 3 <= int64_t(MmaSmem<D, kStages>::kBytes / sizeof(float));
+  int const cta_rows = rows_per_cta(rows, D);
+  int const per_cta = rows < cta_rows ? rows : cta_rows;
+  size_t const bytes =
+      cta_rows == kRowsPerCta ? MmaSmem<D, kStages>::kBytes : MmaSmem<D, kStages, kPairRowsPerCta>::kBytes;
+  return int64_t(per_cta) * max_splits * (D + 1) + 3 <= int64_t(bytes / sizeof(float));
 }
 
-template <class T, int D>
+template <class T, int D, int kRows>
 __device__ __forceinline__ void merge_if_last(AttentionParams const& p, RowTable const& rows, int kv_head, int chunk,
                                               int b, int n, int rows_here, float* smem) {
   constexpr int kVec = 4;
@@ -47,7 +50,7 @@ __device__ __forceinline__ void merge_if_last(AttentionParams const& p, RowTable
   int64_t const split_stride = int64_t(p.q_len) * p.num_q_heads;
   // Everything in one round trip: the partials by cp.async (nothing held in registers), the
   // lse values by L2 loads, all in flight together; then the merge from shared memory.
-  __shared__ int64_t first_s[kRowsPerCta];
+  __shared__ int64_t first_s[kRows];
   if (threadIdx.x < rows_here) {  // scratch row of split 0 of each row
     first_s[threadIdx.x] = scratch_row(p, b, 0, rows.t[threadIdx.x], rows.h[threadIdx.x]);
   }

@@ -26,15 +26,16 @@ __device__ __forceinline__ int kv_smem(int r, int c) {  // element offset of chu
   return r * D + ((c ^ (r & 7)) << 3);
 }
 
-template <int D, int kStagesT>
+// kRows: the CTA's packed rows (16, or 32 in the paired wide form: row_chunks.h).
+template <int D, int kStagesT, int kRows = kRowsPerCta>
 struct MmaSmem {
   static constexpr int kQPitch = D + 8;  // q rows: elements; 16-byte padded, ldmatrix conflict-free
-  static constexpr size_t kQBytes = size_t(kRowsPerCta) * kQPitch * 2;
+  static constexpr size_t kQBytes = size_t(kRows) * kQPitch * 2;
   static_assert(kQBytes % 128 == 0, "the K/V tiles after q start on a 128-byte boundary");
   static constexpr size_t kStageBytes = size_t(2) * kMmaTileKeys * D * 2;  // K and V tiles (kv_smem)
   static constexpr int kStages = kStagesT;  // tiles in flight per warp
   static constexpr size_t kWarpBytes = kStages * kStageBytes;
-  static constexpr size_t kMergeBytes = size_t(kWarps) * kRowsPerCta * (D + 2) * sizeof(float);
+  static constexpr size_t kMergeBytes = size_t(kWarps) * kRows * (D + 8) * sizeof(float);  // attend_split's merge rows
   static constexpr size_t kKvBytes = kWarps * kWarpBytes;
   static constexpr size_t kBytes = kQBytes + (kKvBytes > kMergeBytes ? kKvBytes : kMergeBytes);
   // kChain instances: then the next item's first page ids, two per lane (attend_split).
@@ -104,7 +105,7 @@ __device__ __forceinline__ void scale_fragments(float (&acc)[N][4], float f0, fl
 // CTA from kernel parameters (before the PDL wait) instead of a division by the group at each
 // use on the critical path. Rows past the live ones hold harmless values (never stored).
 struct RowTable {
-  int t[kRowsPerCta], h[kRowsPerCta];
+  int t[kPairRowsPerCta], h[kPairRowsPerCta];  // the first 16 or 32 (the CTA's kRows) are set
 };
 
 }  // namespace baton::attention

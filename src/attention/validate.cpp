@@ -141,7 +141,9 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
                     str(num_tokens * num_q_heads));
     }
   }
-  if (num_kv_heads * row_chunks(group, a.q_len) > 65535) return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
+  if (num_kv_heads * row_chunks(group, a.q_len, head_dim) > 65535) {
+    return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
+  }
   *shape = {static_cast<int>(batch), a.q_len, num_q_heads, num_kv_heads, head_dim, page_size};
   return Status::ok();
 }

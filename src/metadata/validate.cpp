@@ -32,7 +32,7 @@ Status check_vector_out(Checker const& c, TensorView const& t, char const* name,
 int split_plan_ctas_per_request(SplitPlanParams const& plan) {
   int const group = plan.num_q_heads / plan.num_kv_heads;
   if (plan.ctas_per_wave > 0) {  // balanced: the attention producer's CTAs (row_chunks.h)
-    return plan.num_kv_heads * static_cast<int>(attention::row_chunks(group, plan.q_len));
+    return plan.num_kv_heads * static_cast<int>(attention::row_chunks(group, plan.q_len, plan.head_dim));
   }
   if (group == 1) return plan.num_q_heads;
   int const block = group < 16 ? group : 16;
@@ -57,6 +57,9 @@ Status validate_split_plan(SplitPlanParams const& plan, char const* op) {
   }
   if (plan.q_len < 1 || plan.q_len > 8) {
     return c.fail("split_plan.q_len " + str(plan.q_len) + " must be in [1, 8] (query tokens per request)");
+  }
+  if (plan.head_dim != 0 && plan.head_dim != 64 && plan.head_dim != 128 && plan.head_dim != 256) {
+    return c.fail("split_plan.head_dim " + str(plan.head_dim) + " must be 64, 128 or 256 (0: 128)");
   }
   return Status::ok();
 }

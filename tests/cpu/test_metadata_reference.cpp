@@ -132,12 +132,18 @@ TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
   // 4 splits each (256 CTAs).
   std::vector<int32_t> const lens(8, 4096);
   EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264}), std::vector<int32_t>(8, 4));
-  // 4 draft tokens: 32 rows per kv head, 2 producer CTAs per kv head, 16 per request; 4
-  // splits would be 512 CTAs (two waves), so the plan halves them: 8 x 2 x 16 = 256.
-  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 4}), std::vector<int32_t>(8, 2));
+  // 4 draft tokens at head_dim 256: 32 rows per kv head, 2 producer CTAs of 16 rows per kv
+  // head, 16 per request; 4 splits would be 512 CTAs (two waves), so the plan halves them:
+  // 8 x 2 x 16 = 256. At head_dim 128 (or 0) one CTA takes the 32 rows: 4 splits, as with one
+  // token; 8 draft tokens (64 rows) take two again.
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 4, 256}), std::vector<int32_t>(8, 2));
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 4, 128}), std::vector<int32_t>(8, 4));
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 4}), std::vector<int32_t>(8, 4));
+  EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 8}), std::vector<int32_t>(8, 2));
   // 2 draft tokens fit in one CTA per kv head (16 rows): the same plan as one token.
   EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 264, 2}), std::vector<int32_t>(8, 4));
-  // One 32K request among 15 of 1K with 4 draft tokens: 16 requests x 16 CTAs leave 8 of the
+  // One 32K request among 15 of 1K with 4 draft tokens at head_dim 256 (64 / 8 heads: 32 rows
+  // per kv head, two 16-row CTAs): 16 requests x 16 CTAs leave 8 of the
   // 264, so a one-wave fit would give the long request 1 split of 32K keys. The batch is
   // ragged with a two-wave chunk of ceil(48128 * 16 / 528) = 1459 keys, so the plan is for 528
   // CTAs: 272 left over the 256; with splits capped at max_splits 17 every chunk from 1459 fits
@@ -146,7 +152,14 @@ TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
   // wave).
   std::vector<int32_t> const ragged = first_and_rest(16, 32768, 1024);
   std::vector<int32_t> const ragged_want = first_and_rest(16, 17, 1);
-  EXPECT_EQ(plan_kv_splits(ragged, {64, 8, 17, 132, 128, 264, 4}), ragged_want);
+  EXPECT_EQ(plan_kv_splits(ragged, {64, 8, 17, 132, 128, 264, 4, 256}), ragged_want);
+  // At head_dim 128 (and 0, which counts as 128) the 32 rows take one CTA per kv head, as with
+  // one token: the same plan as q_len 1; 48 rows (64 / 4 heads, 3 tokens) take two.
+  std::vector<int32_t> const one_token = plan_kv_splits(ragged, {64, 8, 17, 132, 128, 264, 1});
+  EXPECT_EQ(plan_kv_splits(ragged, {64, 8, 17, 132, 128, 264, 4, 128}), one_token);
+  EXPECT_EQ(plan_kv_splits(ragged, {64, 8, 17, 132, 128, 264, 4}), one_token);
+  EXPECT_EQ(plan_kv_splits(ragged, {64, 4, 17, 132, 128, 264, 3}), one_token);
+  EXPECT_NE(ragged_want, one_token);
   // The SGLang heuristic (ctas_per_wave 0) ignores q_len.
   EXPECT_EQ(plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 4}), plan_kv_splits(lens, {64, 8, 64, 132, 0, 0, 1}));
 }

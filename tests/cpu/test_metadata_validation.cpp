@@ -90,6 +90,12 @@ TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
          a.split_plan = {32, 8, 16, 0, 0, 264, 9};
        },
        {"split_plan.q_len", "9"}},
+      {"head_dim not 64, 128 or 256",
+       [](auto& a) {
+         a.num_kv_splits = TensorView::contiguous(fake(9), DType::kInt32, {8});
+         a.split_plan = {32, 8, 16, 0, 0, 264, 4, 96};
+       },
+       {"split_plan.head_dim", "96"}},
       {"fill past capacity", [](auto& a) { a.fill_columns = 65; }, {"fill_columns", "65"}},
       {"negative stride", [](auto& a) { a.req_to_token.stride[0] = -4096; }, {"req_to_token", "negative stride"}},
       {"cu_seqlens_k could overflow",
@@ -191,9 +197,18 @@ TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
     b.params.q_len = q_len;
     EXPECT_NE(plan_kv_splits(b).message().find("split_plan.q_len " + std::to_string(q_len)), std::string::npos);
   }
+  for (int head_dim : {-1, 32, 100, 512}) {
+    b = a;
+    b.params.head_dim = head_dim;
+    EXPECT_NE(plan_kv_splits(b).message().find("split_plan.head_dim " + std::to_string(head_dim)), std::string::npos);
+  }
   b = a;
   b.params.q_len = 8;
   EXPECT_TRUE(plan_kv_splits_supported(b).is_ok());
+  for (int head_dim : {0, 64, 128, 256}) {
+    b.params.head_dim = head_dim;
+    EXPECT_TRUE(plan_kv_splits_supported(b).is_ok()) << head_dim;
+  }
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
     c.plan_splits = true;
     c.plan = {32, 8, s.ctas_per_wave > 0 ? 33 : 16, 132, 0, s.ctas_per_wave};
     c.plan.q_len = s.plan_q_len;
+    c.plan.head_dim = s.plan_head_dim;
   }
   return c;
 }
@@ -79,7 +80,7 @@ DeviceMetadata::DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape c
   if (s.plan) {
     args.num_kv_splits = TensorView::contiguous(num_kv_splits.get(), DType::kInt32, {batch});
     args.split_plan = {c.plan.num_q_heads, c.plan.num_kv_heads, c.plan.max_splits, c.plan.num_sms,
-                       c.plan.min_keys_per_split, c.plan.ctas_per_wave, c.plan.q_len};
+                       c.plan.min_keys_per_split, c.plan.ctas_per_wave, c.plan.q_len, c.plan.head_dim};
   }
   args.fill_columns = c.fill_columns;
   args.inputs_written_before_chain = s.early_reads;

@@ -28,6 +28,7 @@ struct MetadataShape {
   uint64_t seed = 1;
   bool early_reads = false;  // DecodeMetadataArgs::inputs_written_before_chain
   int plan_q_len = 1;        // with plan: SplitPlanParams::q_len (draft tokens per request)
+  int plan_head_dim = 0;     // with plan: SplitPlanParams::head_dim (0: 128)
 };
 
 // Random lengths (the edge set first: 0, 1, ps-1, ps, ps+1, max_context), a random

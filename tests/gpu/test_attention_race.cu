@@ -123,21 +123,27 @@ TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
   run_early_harness(s);
 }
 
-// Two row chunks per kv head (group 4 x q_len 8): the 3000-key request's warps of 6 tiles copy
-// their ring's last two tiles after the wait (`two_late`; old keys only: a warp of that many
-// tiles never has this step's keys in its ring); the 150-key request's warps of 3 tiles one,
-// which holds this step's keys 142-149 in warps 0 and 1. q and the new keys come after the
-// wait. One kv head: the harness stages at most 64 inputs (q, and 48 new K/V rows here).
+// Group 4 x q_len 8 = 32 rows. At head_dim 256, two row chunks of 16 per kv head: the
+// 3000-key request's warps of 6 tiles copy their ring's last two tiles after the wait
+// (`two_late`; old keys only: a warp of that many tiles never has this step's keys in its
+// ring); the 150-key request's warps of 3 tiles one, which holds this step's keys 142-149 in
+// warps 0 and 1. At head_dim 128 one CTA of the paired form holds the 32 rows (one late tile).
+// q and the new keys come after the wait. One kv head: the harness stages at most 64 inputs
+// (q, and 48 new K/V rows here).
 TEST_F(AttentionRace, EarlyReadsTwoRowChunks) {
-  AttnShape s;
-  s.lens = {3000, 150, 9};
-  s.q_len = 8;
-  s.num_q_heads = 4;
-  s.num_kv_heads = 1;
-  s.page_size = 64;
-  s.max_splits = 8;
-  s.splits = {8, 1, 1};
-  run_early_harness(s);
+  for (int head_dim : {256, 128}) {
+    SCOPED_TRACE("head_dim " + std::to_string(head_dim));
+    AttnShape s;
+    s.lens = {3000, 150, 9};
+    s.q_len = 8;
+    s.num_q_heads = 4;
+    s.num_kv_heads = 1;
+    s.head_dim = head_dim;
+    s.page_size = 64;
+    s.max_splits = 8;
+    s.splits = {8, 1, 1};
+    run_early_harness(s);
+  }
 }
 
 AttnShape split_case(bool single_launch) {
@@ -170,6 +176,20 @@ TEST_F(AttentionRace, LargeReducerGridWaits) {
 
 // Single launch: the producer's last CTA merges; its wait still guards every input.
 TEST_F(AttentionRace, SingleLaunchProducerWaits) { run_harness(split_case(true)); }
+
+// The paired wide form (group 4 x q_len 8 = 32 rows in one CTA at head_dim 128), split and
+// single launch: its waits guard q, the lengths, page table, split counts and scratch too.
+TEST_F(AttentionRace, PairedRowsProducerAndReducerWait) {
+  for (bool single : {false, true}) {
+    SCOPED_TRACE(single ? "single launch" : "two kernels");
+    AttnShape s = split_case(single);
+    s.q_len = 8;
+    s.max_splits = 6;  // 32 rows x 6 splits fit the single-launch merge
+    s.splits = {6, 1, 3, 2};
+    s.lens = {3000, 17, 800, 8};
+    run_harness(s);
+  }
+}
 
 TEST_F(AttentionRace, SingleSplitProducerWaits) {
   AttnShape s;

@@ -32,6 +32,7 @@ AttnShape ragged(std::mt19937_64& rng, AttnShape s, int batch, int max_len) {
 
 class DecodeAttention : public GpuTest {
  protected:
+  void early_reads_two_row_chunks(int head_dim);  // EarlyReadsTwoRowChunksMatchBitwise
   void check(AttnShape const& s, PdlMode pdl = PdlMode::kAuto) {
     DeviceAttention d(s);
     d.poison();
@@ -348,6 +349,59 @@ TEST_F(DecodeAttention, DraftTokensCausal) {
     s.seed = q_len;
     check(s);
   }
+}
+
+// The paired wide form (row_chunks.h: past 16 packed rows, head_dim <= 128 takes 32 rows per
+// CTA, two 16-row halves per tile load): a full pair (group 4 x q_len 8), a pair whose second
+// half is partly live (group 8 x 3 = 24 rows) and a kv head whose second CTA holds 16 rows, a
+// dead second half (group 16 x 3 = 48), at head_dim 64 and 128, both dtypes and layouts, with
+// the masks (window, softcap, ALiBi), sinks, early reads and single launch (5 splits of 32 rows
+// fit its shared memory); then more than kFewRequests requests (the find_items instance).
+TEST_F(DecodeAttention, PairedRowsMatchReference) {
+  struct Heads {
+    int q, kv, q_len;
+  };
+  int i = 0;
+  for (Heads h : {Heads{8, 2, 8}, Heads{16, 2, 3}, Heads{32, 2, 3}}) {
+    for (int head_dim : {64, 128}) {
+      AttnShape s;
+      s.num_q_heads = h.q;
+      s.num_kv_heads = h.kv;
+      s.q_len = h.q_len;
+      s.head_dim = head_dim;
+      s.lens = {h.q_len - 1, 700, 2100, 33};
+      s.max_splits = 5;
+      s.splits = {1, 5, 4, 2};
+      s.dtype = i % 2 ? DType::kFloat16 : DType::kBFloat16;
+      s.layout = i % 3 == 0 ? KvLayout::kHND : KvLayout::kNHD;
+      s.window_left = i % 3 == 1 ? 300 : -1;
+      s.softcap = i % 2 ? 25.f : 0.f;
+      s.alibi = i % 4 == 2;
+      s.sinks = i % 2 == 0;
+      s.seed = 40 + i;
+      SCOPED_TRACE("heads " + std::to_string(h.q) + "/" + std::to_string(h.kv) + " q_len " + std::to_string(h.q_len) +
+                   " head_dim " + std::to_string(head_dim));
+      check(s);
+      s.early = true;
+      check(s);
+      s.early = false;
+      s.single_launch = true;
+      check(s);
+      ++i;
+    }
+  }
+  AttnShape s;
+  s.num_q_heads = 8;
+  s.num_kv_heads = 2;
+  s.q_len = 8;
+  std::mt19937_64 rng(77);
+  s.lens.clear();
+  for (int b = 0; b < 40; ++b) s.lens.push_back(int(rng() % 1500));
+  s.max_splits = 3;
+  s.seed = 50;
+  check(s);
+  s.early = true;
+  check(s);
 }
 
 TEST_F(DecodeAttention, SinksCountedOnceWithManySplits) {
@@ -823,18 +877,27 @@ TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
   CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
-// Early reads with two row chunks per kv head (group 4 x q_len 8 = 32 rows): a warp of more
-// than kStages + 1 tiles copies its ring's last two tiles after the wait, each in a commit group
-// of its own (split_kv_item.cuh, `two_late`); the 3000-key request's 8 splits give warps of 6
+// Early reads with two row chunks per kv head (group 4 x q_len 8 = 32 rows at head_dim 256, 16
+// per CTA; group 8 x q_len 8 = 64 rows at head_dim 128, 32 per CTA): a warp of more than
+// kStages + 1 tiles copies its ring's last two tiles after the wait, each in a commit group of
+// its own (split_kv_item.cuh, `two_late`); the 3000-key request's 8 splits give warps of 6
 // tiles, the 150-key request warps of 2-3 (one late tile, holding keys 142-149 of this step
 // in warps 0 and 1), the 9-key one a single tile. The outputs must be the default mode's bits
 // with PDL off and on, eager and in a graph.
 TEST_F(DecodeAttention, EarlyReadsTwoRowChunksMatchBitwise) {
+  for (int head_dim : {256, 128}) {
+    SCOPED_TRACE("head_dim " + std::to_string(head_dim));
+    early_reads_two_row_chunks(head_dim);
+  }
+}
+
+void DecodeAttention::early_reads_two_row_chunks(int head_dim) {
   AttnShape s;
   s.lens = {3000, 150, 9};
   s.q_len = 8;
-  s.num_q_heads = 8;
+  s.num_q_heads = head_dim == 256 ? 8 : 16;
   s.num_kv_heads = 2;
+  s.head_dim = head_dim;
   s.page_size = 64;
   s.max_splits = 8;
   s.splits = {8, 1, 1};

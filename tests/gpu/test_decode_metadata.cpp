@@ -72,13 +72,15 @@ TEST_F(DecodeMetadata, BalancedSplitPlanMatchesReference) {
   check_shape({.page_size = 64, .batch = 7, .max_context = 40000, .plan = true, .ctas_per_wave = 264, .seed = 5});
   check_shape({.page_size = 16, .batch = 40, .max_context = 30000, .plan = true, .ctas_per_wave = 264, .seed = 6});
   check_shape({.page_size = 1, .batch = 300, .max_context = 3000, .plan = true, .ctas_per_wave = 264, .seed = 7});
-  // Draft tokens: group 4 x q_len 4 fills one row chunk exactly (8 CTAs per request, as q_len
-  // 1), x q_len 5 and 8 need two (16 CTAs per request: a different plan, which a device that
-  // ignored q_len would miss).
-  for (int q_len : {4, 5, 8}) {
-    SCOPED_TRACE("q_len " + std::to_string(q_len));
-    check_shape({.page_size = 64, .batch = 9, .max_context = 40000, .plan = true, .ctas_per_wave = 264,
-                 .seed = uint64_t(10 + q_len), .plan_q_len = q_len});
+  // Draft tokens: group 4 x q_len 4 fills one 16-row CTA exactly (8 CTAs per request, as q_len
+  // 1); x q_len 5 and 8 need two at head_dim 256 (16 CTAs per request: a different plan, which a
+  // device that ignored q_len or head_dim would miss) and one 32-row CTA at head_dim 128.
+  for (int head_dim : {0, 256}) {
+    for (int q_len : {4, 5, 8}) {
+      SCOPED_TRACE("q_len " + std::to_string(q_len) + " head_dim " + std::to_string(head_dim));
+      check_shape({.page_size = 64, .batch = 9, .max_context = 40000, .plan = true, .ctas_per_wave = 264,
+                   .seed = uint64_t(10 + q_len), .plan_q_len = q_len, .plan_head_dim = head_dim});
+    }
   }
 }
 

@@ -139,10 +139,11 @@ class PlanKvSplits : public GpuTest {};
 
 TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
   std::mt19937_64 rng(11);
-  // q: 64 / 8 with 4 draft tokens is 32 packed rows per kv head (2 producer CTAs per kv head
-  // in the balanced plan).
-  struct Heads { int q, kv, q_len = 1; };
-  for (Heads h : {Heads{32, 8}, Heads{32, 32}, Heads{64, 4}, Heads{8, 1}, Heads{64, 8, 4}}) {
+  // q: 64 / 8 with 4 draft tokens is 32 packed rows per kv head (1 producer CTA per kv head in
+  // the balanced plan at head_dim 128, 2 at 256); 64 / 4 with 3 is 48 (2 at 128, 3 at 256).
+  struct Heads { int q, kv, q_len = 1, head_dim = 0; };
+  for (Heads h : {Heads{32, 8}, Heads{32, 32}, Heads{64, 4}, Heads{8, 1}, Heads{64, 8, 4}, Heads{64, 8, 4, 256},
+                  Heads{64, 4, 3}, Heads{64, 4, 3, 256}}) {
     for (int batch : {1, 3, 64, 1000}) {
       for (int max_splits : {1, 4, 64, -64, 1000, -1000}) {  // < 0: with a 256-key floor
         int const min_keys = max_splits < 0 ? 256 : 0;
@@ -153,19 +154,20 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
           lens[b] = b == 0 ? 0 : (b % 3 == 0 ? int32_t(rng() % 64) : int32_t(rng() % 40000));
         }
         if (batch == 1) lens[0] = int32_t(rng() % 40000);
-        ref::SplitPlan plan{h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len};
+        ref::SplitPlan plan{h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len, h.head_dim};
         auto d_lens = DeviceBuffer<int32_t>::from(lens);
         DeviceBuffer<int32_t> d_splits(batch);
         d_splits.poison(0xAB);
         PlanKvSplitsArgs a;
         a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
         a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
-        a.params = {h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len};
+        a.params = {h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len, h.head_dim};
         BATON_ASSERT_OK(plan_kv_splits(a));
         CUDA_CHECK(cudaDeviceSynchronize());
         std::vector<int32_t> want = ref::plan_kv_splits(lens, plan);
         EXPECT_TRUE(equal_exact(d_splits.download(), want, "num_kv_splits"))
-            << "heads " << h.q << "/" << h.kv << " q_len " << h.q_len << " batch " << batch << " max_splits " << max_splits;
+            << "heads " << h.q << "/" << h.kv << " q_len " << h.q_len << " head_dim " << h.head_dim << " batch "
+            << batch << " max_splits " << max_splits;
         for (int32_t v : want) ASSERT_TRUE(v >= 1 && v <= max_splits);
         if (batch == 64 && max_splits == 64) {  // rule 7 on one configuration per head layout
           auto runs = run_pdl_and_graph_configs(
@@ -190,13 +192,13 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
 // only a few CTAs of the wave) and the two-wave plan for ragged batches (plan_waves).
 TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
   struct Case {
-    int q, kv, q_len, batch, max_splits, long_len, short_len, want_long, want_short;
+    int q, kv, q_len, batch, max_splits, long_len, short_len, want_long, want_short, head_dim = 0;
   };
   // 1 x 4K among 31 x 256 (32/8 heads; two-wave chunk 183 keys: one wave): 22 splits past the
   // wave, not 2. 1 x 32K among 15 x 1K: the two-wave plan, 36 and 2; with 64/8 heads and 4
-  // draft tokens (16 CTAs per request): 17 (max_splits) and 1, not 1 of 32K keys.
+  // draft tokens at head_dim 256 (16 CTAs per request): 17 (max_splits) and 1, not 1 of 32K keys.
   for (Case c : {Case{32, 8, 1, 32, 64, 4096, 256, 22, 1}, Case{32, 8, 1, 16, 64, 32768, 1024, 36, 2},
-                 Case{64, 8, 4, 16, 17, 32768, 1024, 17, 1}}) {
+                 Case{64, 8, 4, 16, 17, 32768, 1024, 17, 1, 256}}) {
     std::vector<int32_t> lens(c.batch, c.short_len);
     lens[0] = c.long_len;
     auto d_lens = DeviceBuffer<int32_t>::from(lens);
@@ -205,11 +207,11 @@ TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
     PlanKvSplitsArgs a;
     a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {c.batch});
     a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {c.batch});
-    a.params = {c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len};
+    a.params = {c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len, c.head_dim};
     BATON_ASSERT_OK(plan_kv_splits(a));
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<int32_t> const got = d_splits.download();
-    ref::SplitPlan const plan{c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len};
+    ref::SplitPlan const plan{c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len, c.head_dim};
     EXPECT_TRUE(equal_exact(got, ref::plan_kv_splits(lens, plan), "num_kv_splits")) << "q_len " << c.q_len;
     EXPECT_EQ(got[0], c.want_long) << "q_len " << c.q_len;
     for (int b = 1; b < c.batch; ++b) EXPECT_EQ(got[b], c.want_short) << "request " << b;

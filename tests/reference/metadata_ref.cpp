@@ -55,9 +55,12 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     min_len = std::min(min_len, v);
   }
   int const group = plan.num_q_heads / plan.num_kv_heads;
-  // The attention producer's CTAs per request (16 packed rows of a kv head each) for the
-  // balanced plan; SGLang's rule for its heuristic (the same when q_len is 1).
-  int64_t const per_request = plan.ctas_per_wave > 0 ? int64_t(plan.num_kv_heads) * cdiv(group * plan.q_len, 16)
+  // The attention producer's CTAs per request for the balanced plan (16 packed rows of a kv
+  // head each; past 16 rows, 32 at head_dim <= 128); SGLang's rule for its heuristic (the same
+  // when q_len is 1).
+  int64_t const rows = int64_t(group) * plan.q_len;
+  int64_t const rows_per_cta = rows > 16 && plan.head_dim <= 128 ? 32 : 16;
+  int64_t const per_request = plan.ctas_per_wave > 0 ? int64_t(plan.num_kv_heads) * cdiv(rows, rows_per_cta)
                               : group == 1          ? plan.num_q_heads
                                                     : cdiv(plan.num_q_heads, std::min(16, group));
   if (plan.ctas_per_wave > 0) {  // balanced: about ctas_per_wave CTAs of equal work

@@ -22,7 +22,8 @@ struct SplitPlan {
   int num_q_heads = 0, num_kv_heads = 0, max_splits = 0, num_sms = 0;
   int min_keys_per_split = 0;  // 0: the SGLang baseline
   int ctas_per_wave = 0;       // > 0: baton's balanced plan (SplitPlanParams::ctas_per_wave)
-  int q_len = 1;               // balanced plan: CTAs per request = kv heads x ceil(group x q_len / 16)
+  int q_len = 1;               // balanced plan: CTAs per request = kv heads x ceil(group x q_len / R),
+  int head_dim = 0;            // R = 16 packed rows per CTA, or 32 past 16 rows at head_dim <= 128 (0: 128)
 };
 
 // SGLang's split heuristic, or the balanced plan; a length of 0 plans as 1 token.
