@@ -770,15 +770,17 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   BATON_MARK(0, 10);
   }
 
-  // 4 contiguous dims of a row per thread (one conflict-free float4 per warp's row: pitch
+  // 8 dims of a row per thread, 4 contiguous in each half of the row (dims d0.. and D / 2 +
+  // d0..: consecutive threads read consecutive float4s of a warp's row, conflict-free at pitch
   // kMergePitch). Each such thread also finds its row's CTA max M over the warps, each warp's
   // weight exp(m_w - M) and the denominator (with the sink for a single split) itself -- the
   // same expressions in the same order as one thread per row would, so the same bits, without
   // a barrier and a serial per-row step between; the row's first thread writes its lse.
-  constexpr int kVec = 4;
+  constexpr int kVec = 4;  // dims per half
+  constexpr int kHalf = D / 2;
   bool const single = n == 1;
-  for (int c = threadIdx.x; c < rows_here * (D / kVec); c += kThreads) {
-    int const r = c / (D / kVec), d0 = (c % (D / kVec)) * kVec;
+  for (int c = threadIdx.x; c < rows_here * (kHalf / kVec); c += kThreads) {
+    int const r = c / (kHalf / kVec), d0 = (c % (kHalf / kVec)) * kVec;
     int const t = rows.t[r], h = rows.h[r];
     int64_t const token = int64_t(b) * p.q_len + t;
     float M = -INFINITY;
@@ -792,34 +794,44 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       sc[w] = merge_weight(rw[D], M);  // the warp's weight: 0 for a warp without keys
       den += sc[w] * rw[D + 1];
     }
-    float v[kVec] = {0.f, 0.f, 0.f, 0.f};
+    float v[2][kVec] = {};
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      float4 const x = *reinterpret_cast<float4 const*>(merge_row(w, r) + d0);
-      v[0] += sc[w] * x.x;
-      v[1] += sc[w] * x.y;
-      v[2] += sc[w] * x.z;
-      v[3] += sc[w] * x.w;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float4 const x = *reinterpret_cast<float4 const*>(merge_row(w, r) + half * kHalf + d0);
+        v[half][0] += sc[w] * x.x;
+        v[half][1] += sc[w] * x.y;
+        v[half][2] += sc[w] * x.z;
+        v[half][3] += sc[w] * x.w;
+      }
     }
     if (single) {
       MergeEnd const end = merge_end(M, den, p.sinks, h);  // the sink, counted once
       if (p.lse != nullptr && d0 == 0) p.lse[token * p.lse_stride_token + h] = end.lse;
-      T* dst = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head + d0;
-      alignas(8) T packed[kVec];
+      T* const row = static_cast<T*>(p.out) + token * p.out_stride_token + h * p.out_stride_head;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) packed[k] = from_float<T>(v[k] * end.inv);
-      if ((reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
-        *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<uint2 const*>(packed);
-      } else {
-        for (int k = 0; k < kVec; ++k) dst[k] = packed[k];
+      for (int half = 0; half < 2; ++half) {
+        T* dst = row + half * kHalf + d0;
+        alignas(8) T packed[kVec];
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) packed[k] = from_float<T>(v[half][k] * end.inv);
+        if ((reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
+          *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<uint2 const*>(packed);
+        } else {
+          for (int k = 0; k < kVec; ++k) dst[k] = packed[k];
+        }
       }
     } else {
       float const inv = den > 0 ? 1.f / den : 0.f;
       int64_t const prow = scratch_row(p, b, split, t, h);
       if (d0 == 0) p.part_lse[prow] = den > 0 ? M + __logf(den) : -INFINITY;
-      // 16-byte aligned workspace
-      *reinterpret_cast<float4*>(p.part_o + prow * D + d0) =
-          make_float4(v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv);
+      float* const dst = p.part_o + prow * D + d0;  // 16-byte aligned workspace
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        *reinterpret_cast<float4*>(dst + half * kHalf) =
+            make_float4(v[half][0] * inv, v[half][1] * inv, v[half][2] * inv, v[half][3] * inv);
+      }
     }
   }
   BATON_MARK(0, 6);
