@@ -92,7 +92,8 @@ Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions 
   // - small reducer: 1x1K 6.25 -> 5.62 us, 8x1K 12.62 -> 11.30, 1x8K 12.88 -> 12.50, 1x32K
   //   34.56 -> 33.95. Without the fit test, with 8 draft tokens: 1x1K 9.49 -> 8.46, but 1x8K
   //   +0.3 and 1x32K +1.7, where the wide producer (204 registers) leaves room for one
-  //   reducer CTA per SM and half of the reducer's 256 would queue behind its CTAs;
+  //   reducer CTA per SM and half of the reducer's 256 would queue behind its CTAs (the
+  //   paired form that runs those shapes since rev e1278fb, at 255, leaves none);
   // - the medium and large reducers: 64x4K +1.4 us, the mix +0.4, so they keep the default;
   // - single launch: 8x1K 14.30 -> 13.85 us, 1x32K 41.1 -> 40.0, ragged 59.2 -> 57.1.
   // Without early reads the next kernel would only sit waiting (single launch, 1x1K 8.40 -> 8.94).

@@ -123,20 +123,20 @@ TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
   run_early_harness(s);
 }
 
-// Group 4 x q_len 8 = 32 rows. At head_dim 256, two row chunks of 16 per kv head: the
-// 3000-key request's warps of 6 tiles copy their ring's last two tiles after the wait
-// (`two_late`; old keys only: a warp of that many tiles never has this step's keys in its
-// ring); the 150-key request's warps of 3 tiles one, which holds this step's keys 142-149 in
-// warps 0 and 1. At head_dim 128 one CTA of the paired form holds the 32 rows (one late tile).
-// q and the new keys come after the wait. One kv head: the harness stages at most 64 inputs
-// (q, and 48 new K/V rows here).
+// Two row chunks per kv head: group 4 x q_len 8 = 32 rows at head_dim 256 (16 per CTA), group
+// 8 x q_len 8 = 64 rows at head_dim 128 (the paired form, 32 per CTA). The 3000-key request's
+// warps of 6 tiles copy their ring's last two tiles after the wait (`two_late`; old keys only:
+// a warp of that many tiles never has this step's keys in its ring); the 150-key request's
+// warps of 3 tiles one, which holds this step's keys 142-149 in warps 0 and 1. q and the new
+// keys come after the wait. One kv head: the harness stages at most 64 inputs (q, and 48 new
+// K/V rows here).
 TEST_F(AttentionRace, EarlyReadsTwoRowChunks) {
   for (int head_dim : {256, 128}) {
     SCOPED_TRACE("head_dim " + std::to_string(head_dim));
     AttnShape s;
     s.lens = {3000, 150, 9};
     s.q_len = 8;
-    s.num_q_heads = 4;
+    s.num_q_heads = head_dim == 256 ? 4 : 8;
     s.num_kv_heads = 1;
     s.head_dim = head_dim;
     s.page_size = 64;

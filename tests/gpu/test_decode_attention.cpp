@@ -764,16 +764,23 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
     shapes.push_back(s);
   }
   {
-    AttnShape s;  // wide: group 8 x q_len 3 = 24 rows, two row chunks; window; fp16; HND
-    s.lens = {900, 37, 2500};
+    // Paired wide form: group 8 x q_len 3 = 24 rows in one 32-row CTA (8 rows of its second
+    // half live; 24 x 8 splits of partials fit its shared memory); window; fp16; HND. Then the
+    // same rows at head_dim 256: two 16-row CTAs per kv head.
+    AttnShape s;
+    s.lens = {900, 20, 2500};
     s.num_q_heads = 16;
     s.num_kv_heads = 2;
     s.q_len = 3;
-    s.max_splits = 12;
-    s.splits = {5, 12, 12};  // 37 keys in 12 splits: empty ones
+    s.max_splits = 8;
+    s.splits = {5, 8, 8};  // 20 keys in 8 splits of 3: an empty one
     s.window_left = 700;
     s.dtype = DType::kFloat16;
     s.layout = KvLayout::kHND;
+    shapes.push_back(s);
+    s.head_dim = 256;
+    s.max_splits = 10;
+    s.splits = {10, 3, 7};
     shapes.push_back(s);
   }
   {

@@ -65,7 +65,8 @@ TEST_F(LaunchResidency, MatchesTheOccupancyApi) {
 // The decision on the shapes it was measured on (docs/benchmarking.md, nineteenth session):
 // with early reads and a small reducer whose CTAs fit beside the producer's (8x1K: 256 rows,
 // two reducer CTAs per SM beside the narrow producer's two), right after the wait; with 8
-// draft tokens (the wide producer leaves room for one reducer CTA per SM, 256 rows), without
+// draft tokens (256 rows; the paired wide producer's 255 registers leave room for no reducer
+// CTA beside it, the 16-row wide form's 204 for one, fewer than a CTA per row), without
 // early reads, and with the medium reducer, after the KV loop; single launch with early reads,
 // after the wait.
 TEST_F(LaunchResidency, EarlyTriggerWhereTheReducerFits) {
