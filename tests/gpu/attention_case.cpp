@@ -48,6 +48,19 @@ void random_fill(std::vector<float>& vals, std::vector<uint16_t>& bits, DType t,
 
 }  // namespace
 
+AttnShape two_row_chunks_case(int head_dim, int num_kv_heads) {
+  AttnShape s;
+  s.lens = {3000, 150, 9};
+  s.q_len = 8;
+  s.num_kv_heads = num_kv_heads;
+  s.num_q_heads = num_kv_heads * (head_dim == 256 ? 4 : 8);
+  s.head_dim = head_dim;
+  s.page_size = 64;
+  s.max_splits = 8;
+  s.splits = {8, 1, 1};
+  return s;
+}
+
 DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   std::mt19937_64 rng(s.seed);
   int const batch = static_cast<int>(s.lens.size());

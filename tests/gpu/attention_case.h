@@ -29,6 +29,12 @@ struct AttnShape {
   uint64_t seed = 1;
 };
 
+// Two row chunks per kv head with 8 draft tokens (the producer's `two_late` path under early
+// reads): group 4 (32 rows) at head_dim 256, 16 rows per CTA; group 8 (64 rows) at head_dim
+// 128, 32 rows per CTA (row_chunks.h). Lengths 3000 (8 splits: warps of 6 tiles), 150 and 9
+// (one split each), page 64.
+AttnShape two_row_chunks_case(int head_dim, int num_kv_heads);
+
 struct DeviceAttention {
   ref::AttentionCase c;
   DeviceBuffer<uint16_t> q, k, v, out;

@@ -133,16 +133,7 @@ TEST_F(AttentionRace, EarlyReadsLateRingTileHoldsNewKeys) {
 TEST_F(AttentionRace, EarlyReadsTwoRowChunks) {
   for (int head_dim : {256, 128}) {
     SCOPED_TRACE("head_dim " + std::to_string(head_dim));
-    AttnShape s;
-    s.lens = {3000, 150, 9};
-    s.q_len = 8;
-    s.num_q_heads = head_dim == 256 ? 4 : 8;
-    s.num_kv_heads = 1;
-    s.head_dim = head_dim;
-    s.page_size = 64;
-    s.max_splits = 8;
-    s.splits = {8, 1, 1};
-    run_early_harness(s);
+    run_early_harness(two_row_chunks_case(head_dim, 1));
   }
 }
 

@@ -899,15 +899,7 @@ TEST_F(DecodeAttention, EarlyReadsTwoRowChunksMatchBitwise) {
 }
 
 void DecodeAttention::early_reads_two_row_chunks(int head_dim) {
-  AttnShape s;
-  s.lens = {3000, 150, 9};
-  s.q_len = 8;
-  s.num_q_heads = head_dim == 256 ? 8 : 16;
-  s.num_kv_heads = 2;
-  s.head_dim = head_dim;
-  s.page_size = 64;
-  s.max_splits = 8;
-  s.splits = {8, 1, 1};
+  AttnShape s = two_row_chunks_case(head_dim, 2);
   s.sinks = true;
   DeviceAttention d(s);
   auto runs = [&](bool early) {  // (off, eager), (on, eager), (off, graph), (on, graph)
