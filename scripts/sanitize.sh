@@ -23,7 +23,7 @@ filters=(
   'DecodeAttention.HeadDimsAndDtypes'
   'DecodeAttention.AllPageSizes'
   'DecodeAttention.DraftTokensCausal'
-  'DecodeAttention.PairedRowsMatchReference:DecodeAttention.EarlyReadsTwoRowChunksMatchBitwise'
+  'DecodeAttention.PairedRowsMatchReference:DecodeAttention.EarlyReadsTwoRowChunksMatchBitwise:DecodeAttention.EarlyReadsPairedRowsMatchBitwise'
   'DecodeAttention.SingleLaunchMatchesTwoKernelsBitwise'
   'DecodeAttention.SlidingWindowShorterAndLonger:DecodeAttention.SoftcapAlibiAndScale:DecodeAttention.SinksCountedOnceWithManySplits'
   'DecodeAttention.ReducerFormsAllHeadDims'

@@ -328,8 +328,19 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // early 8x1K 0.23 us at one row chunk, twenty-seventh session). A 2-stage ring keeps one
   // tile before the wait (not measured otherwise; the accounting would hold).
   constexpr bool kTwoLateOk = !kNarrow && kStages >= 3;
+  // The paired form (32 rows per CTA, one row chunk at group 4 x q_len 8) copies its ring's last
+  // two tiles after the wait in a warp of exactly kStages + 1 tiles too (8x1K, 1x8K: items of
+  // 256 keys), so that only tile 0 comes before the wait: with a reducer that triggers at exit
+  // ahead (8x1K's 2048 rows) or a producer that triggers after its KV loop (no reducer CTA fits
+  // beside its 255 registers), it launches behind a finished grid, and each paced pre-wait tile
+  // is a round trip in front of q. Two machines, `--q-len 8`, 3 alternating rounds, early column
+  // (docs/benchmarking.md, thirty-first session): 8x1K 19.33 / 19.45 -> 18.06 / 18.03 us, 1x8K
+  // 18.43 / 18.44 -> 17.96 / 17.89; for every warp of kStages + 1 tiles or more, 1x32K lost
+  // 0.6-0.8 us, hence `==`. q_len 1 never runs the paired instances.
+  constexpr bool kPaired = kRows > kRowsPerCta;
   bool const two_late =  // warp-uniform
-      kTwoLateOk && late && my_tiles > kStages + 1 && p.row_chunks > 1;
+      kTwoLateOk && late &&
+      (my_tiles > kStages + 1 ? p.row_chunks > 1 : kPaired && my_tiles == kStages + 1);
   int const fill_loads = early ? 2 * kStages + int(late) + int(two_late) : kStages;
 #pragma unroll 1
   for (int r = first; r < fill_loads; ++r) {

@@ -61,6 +61,19 @@ AttnShape two_row_chunks_case(int head_dim, int num_kv_heads) {
   return s;
 }
 
+AttnShape paired_ring_case(int num_kv_heads) {
+  AttnShape s;
+  s.lens = {250, 200, 3000};
+  s.q_len = 8;
+  s.num_kv_heads = num_kv_heads;
+  s.num_q_heads = num_kv_heads * 4;
+  s.head_dim = 128;
+  s.page_size = 64;
+  s.max_splits = 8;
+  s.splits = {1, 1, 8};
+  return s;
+}
+
 DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   std::mt19937_64 rng(s.seed);
   int const batch = static_cast<int>(s.lens.size());

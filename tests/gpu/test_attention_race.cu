@@ -137,6 +137,19 @@ TEST_F(AttentionRace, EarlyReadsTwoRowChunks) {
   }
 }
 
+// The paired form at one row chunk (group 4 x q_len 8, 32 rows in one CTA): warps of exactly
+// kStages + 1 tiles copy their ring's last two tiles after the wait (`two_late`), so only tile 0
+// comes before it; this step's keys are in their tile 3, copied in the loop. Two kernels and
+// single launch (whose `late` rule differs past kStages + 1 tiles).
+TEST_F(AttentionRace, EarlyReadsPairedWarpsOfFourTiles) {
+  for (bool single : {false, true}) {
+    SCOPED_TRACE(single ? "single launch" : "two kernels");
+    AttnShape s = paired_ring_case(1);
+    s.single_launch = single;
+    run_early_harness(s);
+  }
+}
+
 AttnShape split_case(bool single_launch) {
   AttnShape s;
   s.lens = {3000, 17, 800, 1};

@@ -32,7 +32,7 @@ AttnShape ragged(std::mt19937_64& rng, AttnShape s, int batch, int max_len) {
 
 class DecodeAttention : public GpuTest {
  protected:
-  void early_reads_two_row_chunks(int head_dim);  // EarlyReadsTwoRowChunksMatchBitwise
+  void early_reads_match_bitwise(AttnShape s);  // EarlyReadsTwoRowChunksMatchBitwise, ...
   void check(AttnShape const& s, PdlMode pdl = PdlMode::kAuto) {
     DeviceAttention d(s);
     d.poison();
@@ -894,12 +894,17 @@ TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
 TEST_F(DecodeAttention, EarlyReadsTwoRowChunksMatchBitwise) {
   for (int head_dim : {256, 128}) {
     SCOPED_TRACE("head_dim " + std::to_string(head_dim));
-    early_reads_two_row_chunks(head_dim);
+    early_reads_match_bitwise(two_row_chunks_case(head_dim, 2));
   }
 }
 
-void DecodeAttention::early_reads_two_row_chunks(int head_dim) {
-  AttnShape s = two_row_chunks_case(head_dim, 2);
+// The paired form at one row chunk (group 4 x q_len 8): warps of exactly kStages + 1 tiles copy
+// their ring's last two tiles after the wait (split_kv_item.cuh, `two_late`), the others one
+// (paired_ring_case). Same bits as the default mode.
+TEST_F(DecodeAttention, EarlyReadsPairedRowsMatchBitwise) { early_reads_match_bitwise(paired_ring_case(2)); }
+
+// s with sinks, early reads off and on, PDL off and on, eager and in a graph: the same bits.
+void DecodeAttention::early_reads_match_bitwise(AttnShape s) {
   s.sinks = true;
   DeviceAttention d(s);
   auto runs = [&](bool early) {  // (off, eager), (on, eager), (off, graph), (on, graph)
