@@ -328,15 +328,17 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // early 8x1K 0.23 us at one row chunk, twenty-seventh session). A 2-stage ring keeps one
   // tile before the wait (not measured otherwise; the accounting would hold).
   constexpr bool kTwoLateOk = !kNarrow && kStages >= 3;
-  // The paired form (32 rows per CTA, one row chunk at group 4 x q_len 8) copies its ring's last
-  // two tiles after the wait in a warp of exactly kStages + 1 tiles too (8x1K, 1x8K: items of
-  // 256 keys), so that only tile 0 comes before the wait: with a reducer that triggers at exit
-  // ahead (8x1K's 2048 rows) or a producer that triggers after its KV loop (no reducer CTA fits
-  // beside its 255 registers), it launches behind a finished grid, and each paced pre-wait tile
-  // is a round trip in front of q. Two machines, `--q-len 8`, 3 alternating rounds, early column
-  // (docs/benchmarking.md, thirty-first session): 8x1K 19.33 / 19.45 -> 18.06 / 18.03 us, 1x8K
-  // 18.43 / 18.44 -> 17.96 / 17.89; for every warp of kStages + 1 tiles or more, 1x32K lost
-  // 0.6-0.8 us, hence `==`. q_len 1 never runs the paired instances.
+  // The paired form (17-32 rows per CTA: e.g. group 4 x q_len 8, one row chunk, where it was
+  // measured; with several chunks too, not measured) copies its ring's last two tiles after the
+  // wait in a warp of exactly kStages + 1 tiles too (8x1K, 1x8K: items of 256 keys), so that only
+  // tile 0 comes before the wait. At 8x1K (trace) the next call's producer enters after this
+  // call's reducer has exited (2048 rows: the large form, which triggers at exit), so its
+  // pre-wait phase overlaps nothing and each paced pre-wait tile is a round trip in front of q.
+  // `--q-len 8`, 3 alternating rounds, early column (docs/benchmarking.md, thirty-first
+  // session): GPU-bc36a720 8x1K 19.45 -> 18.03 us, 1x8K 18.44 -> 17.89; GPU-4116e67a, with the
+  // rule for kStages + 1 tiles or more (the same path at these shapes), 19.33 -> 18.06 and 18.43
+  // -> 17.96; that wider rule lost 1x32K 0.6-0.8 us, hence `==`. q_len 1 never runs the paired
+  // instances.
   constexpr bool kPaired = kRows > kRowsPerCta;
   bool const two_late =  // warp-uniform
       kTwoLateOk && late &&

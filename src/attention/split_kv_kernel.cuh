@@ -72,7 +72,8 @@
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
 // (a warp with kStages or kStages + 1 tiles, or with more when a reducer follows: the first
 // kStages - 1, and its last ring tile after the wait, behind q; with several row chunks per kv
-// head a warp of more tiles keeps its last two for after the wait), before the wait -- in a
+// head a warp of more tiles keeps its last two for after the wait, and so does a paired-form
+// warp of exactly kStages + 1 tiles), before the wait -- in a
 // warp of kStages tiles or more one at a time, each once the one before has landed
 // (split_kv_item.cuh: a short queue for the loads issued after them); q and this step's keys
 // come after it. Either way every CTA waits, and CTAs without an item exit after

@@ -61,12 +61,12 @@ AttnShape two_row_chunks_case(int head_dim, int num_kv_heads) {
   return s;
 }
 
-AttnShape paired_ring_case(int num_kv_heads) {
+AttnShape paired_ring_case(int num_kv_heads, int group) {
   AttnShape s;
   s.lens = {250, 200, 3000};
   s.q_len = 8;
   s.num_kv_heads = num_kv_heads;
-  s.num_q_heads = num_kv_heads * 4;
+  s.num_q_heads = num_kv_heads * group;
   s.head_dim = 128;
   s.page_size = 64;
   s.max_splits = 8;

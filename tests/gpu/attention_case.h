@@ -35,12 +35,12 @@ struct AttnShape {
 // (one split each), page 64.
 AttnShape two_row_chunks_case(int head_dim, int num_kv_heads);
 
-// The paired form at one row chunk (group 4 x q_len 8 = 32 rows per kv head, head_dim 128) under
-// early reads: lengths 250 (one split of 16 tiles: every warp 4 tiles, kStages + 1, so its ring's
-// last two tiles come after the wait; this step's keys 242-249 in warp 3's tile 3) and 200 (13
-// tiles: warp 0 4 tiles, holding keys 192-199 in its tile 3; warps 1-3 3 tiles, one late), and
-// 3000 (8 splits: warps of 6 tiles, one late tile), page 64.
-AttnShape paired_ring_case(int num_kv_heads);
+// The paired form under early reads (head_dim 128, q_len 8; group 4: 32 rows per kv head, one
+// row chunk; group 8: 64 rows, two chunks): lengths 250 (one split of 16 tiles: every warp 4
+// tiles, kStages + 1, so its ring's last two tiles come after the wait; this step's keys 242-249
+// in warp 3's tile 3) and 200 (13 tiles: warp 0 4 tiles, holding keys 192-199 in its tile 3;
+// warps 1-3 3 tiles, one late), and 3000 (8 splits: warps of 6 tiles), page 64.
+AttnShape paired_ring_case(int num_kv_heads, int group = 4);
 
 struct DeviceAttention {
   ref::AttentionCase c;

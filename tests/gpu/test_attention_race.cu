@@ -137,16 +137,25 @@ TEST_F(AttentionRace, EarlyReadsTwoRowChunks) {
   }
 }
 
-// The paired form at one row chunk (group 4 x q_len 8, 32 rows in one CTA): warps of exactly
-// kStages + 1 tiles copy their ring's last two tiles after the wait (`two_late`), so only tile 0
-// comes before it; this step's keys are in their tile 3, copied in the loop. Two kernels and
-// single launch (whose `late` rule differs past kStages + 1 tiles).
+// The paired form (q_len 8, 32 rows per CTA; one row chunk at group 4, two at group 8): warps
+// of exactly kStages + 1 tiles copy their ring's last two tiles after the wait (`two_late`), so
+// only tile 0 comes before it; this step's keys are in their tile 3, copied in the loop. Two
+// kernels, and single launch (whose `late` rule differs past kStages + 1 tiles; 32 rows hold
+// at most 6 splits in its merge, so the 3000-key request takes 6 there).
 TEST_F(AttentionRace, EarlyReadsPairedWarpsOfFourTiles) {
-  for (bool single : {false, true}) {
-    SCOPED_TRACE(single ? "single launch" : "two kernels");
-    AttnShape s = paired_ring_case(1);
-    s.single_launch = single;
-    run_early_harness(s);
+  for (int group : {4, 8}) {
+    for (bool single : {false, true}) {
+      SCOPED_TRACE("group " + std::to_string(group) + (single ? ", single launch" : ", two kernels"));
+      AttnShape s = paired_ring_case(1, group);
+      s.single_launch = single;
+      if (single) {
+        s.max_splits = 6;
+        s.splits = {1, 1, 6};
+        ASSERT_TRUE((attention::single_launch_fits<128, attention::kDefaultStages>(group * s.q_len, s.max_splits)))
+            << "single launch would fall back to two kernels: the case would not test it";
+      }
+      run_early_harness(s);
+    }
   }
 }
 

@@ -898,10 +898,15 @@ TEST_F(DecodeAttention, EarlyReadsTwoRowChunksMatchBitwise) {
   }
 }
 
-// The paired form at one row chunk (group 4 x q_len 8): warps of exactly kStages + 1 tiles copy
-// their ring's last two tiles after the wait (split_kv_item.cuh, `two_late`), the others one
-// (paired_ring_case). Same bits as the default mode.
-TEST_F(DecodeAttention, EarlyReadsPairedRowsMatchBitwise) { early_reads_match_bitwise(paired_ring_case(2)); }
+// The paired form (q_len 8; one row chunk at group 4, two at group 8): warps of exactly kStages
+// + 1 tiles copy their ring's last two tiles after the wait (split_kv_item.cuh, `two_late`), the
+// others one (paired_ring_case). Same bits as the default mode.
+TEST_F(DecodeAttention, EarlyReadsPairedRowsMatchBitwise) {
+  for (int group : {4, 8}) {
+    SCOPED_TRACE("group " + std::to_string(group));
+    early_reads_match_bitwise(paired_ring_case(2, group));
+  }
+}
 
 // s with sinks, early reads off and on, PDL off and on, eager and in a graph: the same bits.
 void DecodeAttention::early_reads_match_bitwise(AttnShape s) {
