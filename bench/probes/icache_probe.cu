@@ -10,7 +10,8 @@
 // code, pass 1 runs it from the SM's caches. Cases: first launch of a kernel, the same kernel
 // again, after another kernel's code ran, after a 256 MB overwrite of the L2, with warps 1..7
 // streaming global loads meanwhile (the SM's return path busy), and N = 256 / 1024 / 4096
-// (4 / 16 / 64 KB of code). Prints min / median / max cycles over the SMs.
+// (4 / 16 / 64 KB of code), then 24-48 KB (capacity) and 16-32 KB behind an 8 KB kernel (the
+// pattern of a producer and a reducer in a chain). Prints min / median / max cycles over the SMs.
 //
 // Measured on an H200 (thirteenth session, docs/benchmarking.md), median cycles pass 0 / pass 1:
 // 16 KB first launch 2486 / 1025, same kernel again 1083 / 1025, after another 16 KB kernel
@@ -20,6 +21,10 @@
 // straight code), an SM's instruction cache keeps a kernel's code between launches but another
 // kernel's code evicts part of it, 64 KB do not fit, and the SM's own data stream does not
 // slow the fetch.
+// Capacity (thirty-second session, GPU-b33692e4, median cycles pass 0 / pass 1, again = a second
+// launch): 24 KB 3837 / 1537, again 1595 (kept whole); 32 KB 5149 / 2431, again 3085 (partly);
+// 40 KB 6438 / 6146 and 48 KB 7735 / 7412 (not kept). Behind an 8 KB kernel, a warm 16 KB kernel
+// runs in 1143 (kept), 24 KB in 2807 (half refetched: 3830 cold), 32 KB in 4941 (cold: 5110).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -117,6 +122,11 @@ int main() {
   CHECK(cudaFuncSetAttribute(code_kernel<1024, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   CHECK(cudaFuncSetAttribute(code_kernel<1024, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   CHECK(cudaFuncSetAttribute(code_kernel<4096, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<512, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<1536, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<2048, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<2560, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<3072, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::vector<long long> host(size_t(sms) * 2);
   auto report = [&](char const* what) -> bool {
     if (cudaDeviceSynchronize() != cudaSuccess) return false;
@@ -155,6 +165,25 @@ int main() {
   RUN(256, 0, 0, "4 KB, again");
   RUN(4096, 0, 0, "64 KB, first launch");
   RUN(4096, 0, 0, "64 KB, again");
+  // Capacity: the largest block that pass 1 (same launch) and a second launch find cached;
+  // then the chain's pattern, a kernel of that size with an 8 KB kernel between two launches.
+  RUN(1536, 0, 0, "24 KB, first launch");
+  RUN(1536, 0, 0, "24 KB, again");
+  RUN(2048, 0, 0, "32 KB, first launch");
+  RUN(2048, 0, 0, "32 KB, again");
+  RUN(2560, 0, 0, "40 KB, first launch");
+  RUN(2560, 0, 0, "40 KB, again");
+  RUN(3072, 0, 0, "48 KB, first launch");
+  RUN(3072, 0, 0, "48 KB, again");
+  RUN(1024, 0, 0, "16 KB, warming");
+  RUN(512, 2, 0, "8 KB kernel");
+  RUN(1024, 0, 0, "16 KB, after the 8 KB kernel");
+  RUN(1536, 0, 0, "24 KB, warming");
+  RUN(512, 2, 0, "8 KB kernel");
+  RUN(1536, 0, 0, "24 KB, after the 8 KB kernel");
+  RUN(2048, 0, 0, "32 KB, warming");
+  RUN(512, 2, 0, "8 KB kernel");
+  RUN(2048, 0, 0, "32 KB, after the 8 KB kernel");
 #undef RUN
   cudaFree(big);
   cudaFree(out);
