@@ -47,8 +47,8 @@ struct DecodeAttentionArgs {
   // lets the next kernels launch right after its own wait, so that their early reads overlap it.
   bool inputs_written_before_chain = false;
   // Single launch (decode-attention.md "Single-launch variant"): no reducer kernel. The last
-  // producer CTA to finish for a (request, kv head) merges the splits itself, found by an
-  // atomic counter in merge_counters that the same CTA resets to 0. Outputs are the same bit
+  // producer CTA to finish for a (request, kv head, row chunk) merges the splits itself, found
+  // by an atomic counter in merge_counters that the same CTA resets to 0. Outputs are the same bit
   // for bit as the two-kernel path. Used when a CTA's rows of partials fit its shared memory
   // (min(group * q_len, R) * max_splits * (head_dim + 1) floats in 50 / 100 / 200 KB at
   // head_dim 64 / 128 / 256, R the rows per producer CTA: 16, or 32 past 16 rows at head_dim
