@@ -150,7 +150,8 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   // (row_chunks.h). Up to kFewRequests requests, the instance whose only item search is a
   // warp scan; past it, the one whose only search is find_items (split_kv_search.cuh).
   bool const many = p.batch > attention::kFewRequests;
-  constexpr int kPair = D <= 128 ? attention::kPairRowsPerCta : attention::kRowsPerCta;  // no pairs at 256
+  // The rows per CTA past 16 rows (row_chunks.h): 32, or 16 at head_dim 256 (no paired instance).
+  constexpr int kPair = attention::rows_per_cta(attention::kRowsPerCta + 1, D);
   using PairMany = Producer<T, D, false, true, kPair>;
   using PairFew = Producer<T, D, false, false, kPair>;
   Status const produced =

@@ -197,7 +197,8 @@ TEST_F(AttentionRace, PairedRowsProducerAndReducerWait) {
     SCOPED_TRACE(single ? "single launch" : "two kernels");
     AttnShape s = split_case(single);
     s.q_len = 8;
-    s.max_splits = 6;  // 32 rows x 6 splits fit the single-launch merge
+    s.max_splits = 6;  // 32 rows x 6 splits fit the single-launch merge: single launch is taken
+    static_assert(attention::single_launch_fits<128, attention::kDefaultStages>(4 * 8, 6));
     s.splits = {6, 1, 3, 2};
     s.lens = {3000, 17, 800, 8};
     run_harness(s);
