@@ -1,7 +1,7 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
 //   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
-//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--q-len N] [--plan-q-len N] [--sglang] [--hnd] [--pools N] [--profile] [--trace]
+//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--q-len N] [--plan-q-len N] [--sglang] [--hnd] [--page N] [--head-dim N] [--heads Q,KV] [--len-delta N] [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +16,9 @@ int usage() {
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
                "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang]\n"
                "                       [--q-len N] [--plan-q-len N]  (draft tokens per request; the plan's q_len)\n"
-               "                   [--hnd] [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]\n"
+               "                   [--hnd] [--page N] [--head-dim N] [--heads Q,KV]  (model shape; default page 64, 128, 32,8)\n"
+               "                   [--len-delta N]  (added to every length: -23 gives 1001, 8169, ...)\n"
+               "                   [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n"
                "  attention  paged split-K decode attention (producer + reducer)\n");
@@ -50,6 +52,20 @@ int main(int argc, char** argv) {
       if (opt.plan_q_len < 1 || opt.plan_q_len > 8) return usage();
     } else if (!std::strcmp(argv[i], "--hnd")) {
       opt.hnd = true;
+    } else if (!std::strcmp(argv[i], "--page") && i + 1 < argc) {
+      opt.page_size = std::atoi(argv[++i]);
+      if (opt.page_size < 1 || opt.page_size > 256 || (opt.page_size & (opt.page_size - 1)) != 0) return usage();
+    } else if (!std::strcmp(argv[i], "--head-dim") && i + 1 < argc) {
+      opt.head_dim = std::atoi(argv[++i]);
+      if (opt.head_dim != 64 && opt.head_dim != 128 && opt.head_dim != 256) return usage();
+    } else if (!std::strcmp(argv[i], "--len-delta") && i + 1 < argc) {
+      opt.len_delta = std::atoi(argv[++i]);
+      if (opt.len_delta <= -64 || opt.len_delta > 1024) return usage();
+    } else if (!std::strcmp(argv[i], "--heads") && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%d,%d", &opt.num_q_heads, &opt.num_kv_heads) != 2 || opt.num_kv_heads < 1 ||
+          opt.num_q_heads < opt.num_kv_heads || opt.num_q_heads % opt.num_kv_heads != 0 ||
+          opt.num_q_heads / opt.num_kv_heads > 16)
+        return usage();
     } else if (!std::strcmp(argv[i], "--pools") && i + 1 < argc) {
       opt.pools = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--graph-only")) {
