@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "attention/row_chunks.h"
+#include "attention/split_range.h"
 #include "common/pdl.cuh"
 
 namespace baton::attention {
@@ -62,24 +63,23 @@ __device__ __forceinline__ int64_t clamp_length(AttentionParams const& p, int32_
 }
 
 // Split `split` of n covers an equal share of the visible key span [lo, L) (lo = L - q_len -
-// window_left with a window, else 0); the last shares may be short or empty.
-struct KeyRange {
-  int64_t begin, end;
-};
+// window_left with a window, else 0), cut at multiples of 16 keys (split_range.h). Cut
+// anywhere (the form before), a split's tiles crossed page boundaries whenever a length was
+// not a multiple of 16 n -- every tile at page 16, a quarter at page 64 -- and took the
+// per-row copy. Same machine (GPU-7f1e31e6), 3 alternating rounds, in-graph us, every length
+// 23 under the shape's (`baton-bench attention --graph-only --len-delta -23`), unaligned ->
+// aligned, page 64: 1x1K 7.69 -> 6.90, 8x1K 13.38 -> 12.88, 1x32K+15x1K 53.33 -> 51.79,
+// mix64..16K 78.96 -> 78.08, with early reads 1x1K 6.18 -> 6.04, mix 78.53 -> 77.62; page 16:
+// 1x1K 7.77 -> 6.90, mix 79.73 -> 78.33 (early 79.49 -> 77.76); 1x8K and 1x32K within 0.1.
+// Lengths that are multiples of 16 n (the standard shapes) split as before
+// (docs/benchmarking.md, thirty-third session).
 __device__ __forceinline__ KeyRange split_range(AttentionParams const& p, int L, int n, int split) {
   int lo = 0;
   if (p.window_left >= 0) {
     int64_t const w = int64_t(L) - p.q_len - p.window_left;  // no int32 overflow for any window
     lo = w < 0 ? 0 : static_cast<int>(w);
   }
-  // Unsigned 32-bit (a 64-bit division is a long subroutine on the critical path): L <= 2^31 -
-  // 16 (the validated page-table width) and n <= 1024, so span + n and lo + split * per_split
-  // (< L + n) stay below 2^32; begin is clamped to L, so an empty split is [L, L).
-  unsigned const span = L > lo ? unsigned(L - lo) : 0u;
-  unsigned const per_split = (span + unsigned(n) - 1u) / unsigned(n);
-  unsigned const begin = min(unsigned(lo) + unsigned(split) * per_split, unsigned(L));
-  unsigned const end = min(begin + per_split, unsigned(L));
-  return {int64_t(begin), int64_t(end)};
+  return split_keys(L, lo, n, split);
 }
 
 // Row of (request b, split, token t, head h) in the scratch: [batch, max_splits, q_len, num_q_heads].

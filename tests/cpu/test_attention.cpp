@@ -1,8 +1,9 @@
 // decode_attention without a GPU: the reference on hand-worked cases, the workspace size,
 // argument validation (a Status naming the argument and value, before any CUDA call), and the
-// producer's page-table prefetch map (the same index math the kernel runs).
+// producer's page-table prefetch map and split ranges (the same index math the kernel runs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -12,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "attention/page_prefetch.h"
+#include "attention/split_range.h"
 #include "attention/validate.h"
 #include "baton/attention.h"
 #include "reference/attention_ref.h"
@@ -307,6 +309,50 @@ TEST(AttentionPagePrefetch, EveryAddressInItsRowAndEveryLineCovered) {
   // No table, no prefetch.
   attention::page_prefetch(0u, Params{4, 0}, attention::page_prefetch_lines(0),
                            [](int, int64_t) { FAIL() << "a prefetch without columns"; });
+}
+
+// The producer's split ranges (split_range.h, the function the kernel calls): in split order
+// they cover the visible keys [lo, L) exactly, each split but a windowed split 0 begins on a
+// 16-key tile boundary, and no share exceeds ceil(span / n) rounded up to 16.
+TEST(AttentionSplits, RangesCoverTheKeysInOrderOnTileBoundaries) {
+  int checked = 0;
+  for (int L : {0, 1, 2, 15, 16, 17, 63, 64, 65, 97, 127, 128, 129, 1000, 1001, 1024, 8169, 20548, 32745, 32768,
+                2147483632}) {
+    for (int w : {-1, 0, 1, 15, 16, 17, 100, 1000, 5000}) {  // window_left (-1: off), q_len 1
+      int const lo = w < 0 ? 0 : std::max<int64_t>(0, int64_t(L) - 1 - w);
+      for (int n : {1, 2, 3, 7, 8, 31, 32, 33, 64, 1024}) {
+        unsigned const base = unsigned(lo) & ~15u;
+        int64_t const span = L > lo ? int64_t(L) - base : 0;
+        int64_t const bound = ((span + n - 1) / n + 15) / 16 * 16;
+        int64_t prev_end = std::min(lo, L);
+        for (int s = 0; s < n; ++s) {
+          attention::KeyRange const r = attention::split_keys(L, lo, n, s);
+          SCOPED_TRACE("L " + std::to_string(L) + " lo " + std::to_string(lo) + " n " + std::to_string(n) + " split " +
+                       std::to_string(s));
+          ASSERT_EQ(r.begin, prev_end);
+          ASSERT_LE(r.begin, r.end);
+          ASSERT_LE(r.end, L);
+          ASSERT_LE(r.end - r.begin, bound);
+          if (s > 0 && r.end > r.begin) ASSERT_EQ(r.begin % 16, 0);
+          prev_end = r.end;
+          ++checked;
+        }
+        ASSERT_EQ(prev_end, L) << "L " << L << " lo " << lo << " n " << n;
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+  // A length off the tile grid: 1001 keys in 7 splits of 144 (9 tiles), the last 137.
+  EXPECT_EQ(attention::split_keys(1001, 0, 7, 1).begin, 144);
+  EXPECT_EQ(attention::split_keys(1001, 0, 7, 6).begin, 864);
+  EXPECT_EQ(attention::split_keys(1001, 0, 7, 6).end, 1001);
+  // More splits than tiles: 17 keys in 3 splits are 16, 1 and none.
+  EXPECT_EQ(attention::split_keys(17, 0, 3, 1).end, 17);
+  EXPECT_EQ(attention::split_keys(17, 0, 3, 2).begin, 17);
+  EXPECT_EQ(attention::split_keys(17, 0, 3, 2).end, 17);
+  // A window: keys [985, 1001) of 1001 (window 15, q_len 1); split 0 starts at 985, split 1 at 992.
+  EXPECT_EQ(attention::split_keys(1001, 985, 2, 0).begin, 985);
+  EXPECT_EQ(attention::split_keys(1001, 985, 2, 1).begin, 992);
 }
 
 // Valid arguments without a usable GPU: the launch path (occupancy query, then launches)
