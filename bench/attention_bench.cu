@@ -85,9 +85,9 @@ int run_attention_bench(BenchOptions const& opt) {
   std::vector<int> mix;
   for (int l = 64; l <= 16384; l *= 2) mix.push_back(l), mix.push_back(l + l / 3);
   cases.push_back({"mix64..16K", mix});
-  if (opt.len_delta != 0) {  // lengths off the powers of two (a split's keys then start mid-tile)
+  if (opt.len_delta != 0) {  // lengths off the powers of two (a split's keys then start mid-tile), at least 1
     for (Case& c : cases)
-      for (int& l : c.lens) l += opt.len_delta;
+      for (int& l : c.lens) l = std::max(1, l + opt.len_delta);
   }
   if (opt.quick) cases = {cases[0], cases[3], cases[6], cases[8]};
   if (!opt.only.empty()) {

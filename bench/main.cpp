@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
       if (opt.head_dim != 64 && opt.head_dim != 128 && opt.head_dim != 256) return usage();
     } else if (!std::strcmp(argv[i], "--len-delta") && i + 1 < argc) {
       opt.len_delta = std::atoi(argv[++i]);
-      if (opt.len_delta <= -64 || opt.len_delta > 1024) return usage();
+      if (opt.len_delta < -32767 || opt.len_delta > 32768) return usage();
     } else if (!std::strcmp(argv[i], "--heads") && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%d,%d", &opt.num_q_heads, &opt.num_kv_heads) != 2 || opt.num_kv_heads < 1 ||
           opt.num_q_heads < opt.num_kv_heads || opt.num_q_heads % opt.num_kv_heads != 0 ||
