@@ -93,11 +93,31 @@ __device__ __forceinline__ bool balanced_long(int64_t len, int64_t chunk) { retu
 
 constexpr int kPlanBisectSteps = 8;  // balanced plan, second pass: bisection steps for the chunk
 
+// Splits a request may take below the key floor's count (balanced_splits): the attention
+// reducer merges up to 8 splits in its first round trip in the default mode
+// (merge_splits_kernel.cuh, kEarly), so up to 8 the rounded-up count costs no round trip.
+constexpr int64_t kPlanRoundUpSplits = 8;
+
 // Balanced plan: split count of a request of len keys (>= 1) for a chunk of keys per split:
-// ceil(len / chunk), but never splits shorter than the key floor; in [1, max_splits].
+// ceil(len / chunk); with a key floor, at most floor(len / min_keys_per_split), except that a
+// request the floor already splits (into 2 or more) may round up while the count stays within
+// kPlanRoundUpSplits (splits of at most chunk keys, the last one shorter); in [1, max_splits].
+// This is for short requests whose chunk is the floor (a single request, or a few): 1001 keys
+// at floor 128 take 8 splits of 8 tiles (2 per producer warp), not 7 of 9 (a warp with 3).
+// One request, 32/8 heads, head_dim 128, page 64, in-graph us, the floor alone -> rounding up
+// (GPU-b3f8fe2e, 2 runs each, `baton-bench attention --graph-only --only 1x1K --len-delta N`):
+// 300 keys 6.81 -> 6.23, 400 6.15 -> 5.64, 500 6.79 -> 6.24, 600 6.25 -> 6.17, 700 6.41 ->
+// 5.96, 840 6.42 -> 6.32, 920 6.48 -> 6.10, 964 6.50 -> 6.36, 1001 6.89 -> 6.35; with early
+// reads -0.44 to -0.69 at 300-500, 700, 920 and 1001, +0.12 at 840, within 0.05 elsewhere;
+// 8 requests of 500 keys 10.05 -> 9.21 (one run, GPU-14510562). Not past 8 splits: 9 at 1124
+// keys cost 6.61 -> 6.76 (the reducer's second round trip). Not from one split to two (len <
+// 2 x the floor): 150 / 200 keys gained 0.1-0.4 us by default but with early reads 150 keys
+// lost 0.11 and 8 requests of 200 lost 0.35 (their one-split rows skip the reducer's merge
+// then). docs/benchmarking.md, thirty-third session.
 __device__ __forceinline__ int64_t balanced_splits(int64_t len, int64_t chunk, SplitPlanDevice const& p) {
   int64_t n = ceil_div(len, chunk);
-  if (p.min_keys_per_split > 0 && n > len / p.min_keys_per_split) n = len / p.min_keys_per_split;
+  int64_t const floor_n = p.min_keys_per_split > 0 ? len / p.min_keys_per_split : n;
+  if (n > floor_n && (n > kPlanRoundUpSplits || floor_n < 2)) n = floor_n;
   return n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n);
 }
 

@@ -104,10 +104,21 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   EXPECT_EQ(plan_kv_splits(std::vector<int32_t>(8, 1024), {32, 8, 64, 132, 512, 264}), std::vector<int32_t>(8, 2));
   // max_splits caps: 1 x 32K would take 32 splits of 1024 keys; max_splits 16 caps it.
   EXPECT_EQ(plan_kv_splits({32768}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{16}));
-  // Rounding up never cuts below the key floor: 1000 keys with a 128-key floor would round
-  // up to 8 splits of 125; the floor keeps 7. 129 keys keep one split.
-  EXPECT_EQ(plan_kv_splits({1000}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{7}));
+  // The key floor (128) is the chunk of a single short request. A request the floor splits
+  // into 2 or more rounds up while the count stays within 8 (splits of at most the chunk, the
+  // last shorter): 1000 keys take 8 splits (the producer cuts 7 of 128 keys and one of 104;
+  // the floor alone would keep 7: 6 of 144 keys and one of 136), 300 keys 3, four of 500 keys
+  // 4 each (chunk max(ceil(2000 * 8 / 264), 128) = 128). Past 8 the floor holds: 1100 keys
+  // would round up to 9 and keep floor(1100 / 128) = 8; 2000 keys 15, not 16. Below twice the
+  // floor a request keeps one split: 129 and 255 keys, four of 200.
+  EXPECT_EQ(plan_kv_splits({1000}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{8}));
+  EXPECT_EQ(plan_kv_splits({300}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{3}));
+  EXPECT_EQ(plan_kv_splits({500, 500, 500, 500}, {32, 8, 64, 132, 128, 264}), std::vector<int32_t>(4, 4));
+  EXPECT_EQ(plan_kv_splits({1100}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{8}));
+  EXPECT_EQ(plan_kv_splits({1024}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{8}));
+  EXPECT_EQ(plan_kv_splits({2000}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{15}));
   EXPECT_EQ(plan_kv_splits({129}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{1}));
+  EXPECT_EQ(plan_kv_splits({255}, {32, 8, 64, 132, 128, 264}), (std::vector<int32_t>{1}));
   EXPECT_EQ(plan_kv_splits({200, 200, 200, 200}, {32, 8, 64, 132, 128, 264}), std::vector<int32_t>(4, 1));
   // A fit that starves the long request: 1 x 4K among 31 x 256 (two-wave chunk ceil(12032 * 8
   // / 528) = 183: one wave) leaves 8 CTAs, so fitting the wave would mean 2 splits of 2K keys,

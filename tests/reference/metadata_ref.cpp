@@ -83,10 +83,16 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     // Second pass (metadata_common.cuh, balanced_chunk2): every request takes at least one CTA
     // per kv head; the CTAs left are shared by the keys of the requests longer than the chunk;
     // 8 bisection steps between the chunk and that bound find about the smallest chunk whose
-    // splits fit the wave. Splits of a chunk: ceil(len / chunk), never below the key floor.
+    // splits fit the wave. Splits of a chunk: ceil(len / chunk), held to the key floor (metadata_common.cuh).
     auto splits_of = [&](int64_t len, int64_t c) {
       int64_t n = cdiv(len, c);
-      if (plan.min_keys_per_split > 0) n = std::min<int64_t>(n, len / plan.min_keys_per_split);
+      // The key floor: floor(len / min_keys) splits at most, except that a request the floor
+      // splits into 2 or more keeps the rounded-up count up to 8 (the reducer merges 8 splits in
+      // one round trip, and rounding up gives shorter splits).
+      if (plan.min_keys_per_split > 0) {
+        int64_t const floor_n = len / plan.min_keys_per_split;
+        if (n > floor_n && (n > 8 || floor_n < 2)) n = floor_n;
+      }
       return std::clamp<int64_t>(n, 1, plan.max_splits);
     };
     int64_t long_len = 0;
