@@ -62,9 +62,10 @@ constexpr int kCallsPerGraph = 20;  // in-graph: calls per graph, and the defaul
 
 int run_attention_bench(BenchOptions const& opt) {
   // The model's attention shape: ../shared/BENCHMARKS.md's (32 query / 8 KV heads, head_dim
-  // 128, page 64) unless --heads / --head-dim / --page say otherwise; the targets apply to it only.
+  // 128, page 64, NHD) unless --heads / --head-dim / --page / --hnd say otherwise; the targets
+  // apply to it, at the shapes' own lengths (no --len-delta), only.
   int const kHq = opt.num_q_heads, kHkv = opt.num_kv_heads, kD = opt.head_dim, kPage = opt.page_size;
-  bool const standard = kHq == 32 && kHkv == 8 && kD == 128 && kPage == 64;
+  bool const standard = kHq == 32 && kHkv == 8 && kD == 128 && kPage == 64 && !opt.hnd && opt.len_delta == 0;
   if (opt.trace && !trace_supported()) {
     std::fprintf(stderr, "--trace needs a build with -DBATON_TRACE=ON (e.g. cmake --preset trace)\n");
     return 2;
@@ -332,7 +333,7 @@ int run_attention_bench(BenchOptions const& opt) {
         j.num("p90_us", t.p90_us).num("pools", num_pools).str("gpu", gpu.name).str("rev", gpu.revision);
         j.num("q_len", q_len).num("plan_q_len", plan_q_len).num("max_splits", max_splits);
         j.num("num_q_heads", kHq).num("num_kv_heads", kHkv).num("head_dim", kD).num("page_size", kPage);
-        j.str("layout", opt.hnd ? "HND" : "NHD");
+        j.str("layout", opt.hnd ? "HND" : "NHD").num("len_delta", opt.len_delta);
         std::fprintf(json, "%s\n", j.done().c_str());
       };
       line("graph", "on", g_on);
