@@ -31,10 +31,11 @@ struct SplitPlanParams {
   int num_sms = 0;     // 0: the current device's SM count
   // 0: exactly the SGLang baseline. > 0: a key floor (per-split and merge costs dominate short
   // splits): with the SGLang heuristic a request takes at most ceil(len / min_keys_per_split)
-  // splits; with the balanced plan (ctas_per_wave > 0) at most floor(len / min_keys_per_split)
-  // once its count passes 8, and up to 8 the count rounds up instead (splits of about this
-  // many keys, at least half of it, the last one shorter: the attention reducer merges 8 splits
-  // in one round trip, and a short request cut finer gives each producer warp fewer tiles).
+  // splits; with the balanced plan (ctas_per_wave > 0) at most floor(len / min_keys_per_split),
+  // except that a request this floor already cuts into 2 or more keeps its rounded-up count
+  // while that is at most 8 (splits of about this many keys, at least half of it, the last one
+  // shorter: the attention reducer merges 8 splits in one round trip, and a short request cut
+  // finer gives each producer warp fewer tiles).
   int min_keys_per_split = 0;
   // 0: the SGLang heuristic above. > 0: baton's balanced plan instead, about ctas_per_wave
   // producer CTAs of equal work (one wave of the GPU when ctas_per_wave is
@@ -44,7 +45,7 @@ struct SplitPlanParams {
   // max(chunk, ceil(their keys * CTAs per request / (ctas_per_wave - batch * CTAs per
   // request))) always fits, and 8 bisection steps over [chunk, chunk2] find about the smallest
   // chunk c whose splits fit the wave; request b gets ceil(len_b / c) splits (at least 1, at
-  // most max_splits and, with a key floor, at most floor(len_b / min_keys_per_split) past 8 splits). When the batch
+  // most max_splits and, with a key floor, at most floor(len_b / min_keys_per_split), or the rounded-up count up to 8 when that floor is 2 or more). When the batch
   // alone fills the wave, or c > 2 x chunk (too few CTAs left over: the fit would starve the
   // long requests): floor(len_b / chunk_over), past the wave, with chunk_over the chunk for
   // two waves (ceil(sum of lengths x CTAs per request / (2 x ctas_per_wave)), at least the key

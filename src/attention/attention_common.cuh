@@ -68,11 +68,11 @@ __device__ __forceinline__ int64_t clamp_length(AttentionParams const& p, int32_
 // not a multiple of 16 n -- every tile at page 16, a quarter at page 64 -- and took the
 // per-row copy. Same machine (GPU-7f1e31e6), 3 alternating rounds, in-graph us, every length
 // 23 under the shape's (`baton-bench attention --graph-only --len-delta -23`), unaligned ->
-// aligned, page 64: 1x1K 7.69 -> 6.90, 8x1K 13.38 -> 12.88, 1x32K+15x1K 53.33 -> 51.79,
-// mix64..16K 78.96 -> 78.08, with early reads 1x1K 6.18 -> 6.04, mix 78.53 -> 77.62; page 16:
-// 1x1K 7.77 -> 6.90, mix 79.73 -> 78.33 (early 79.49 -> 77.76); 1x8K and 1x32K within 0.1.
-// Lengths that are multiples of 16 n (the standard shapes) split as before
-// (docs/benchmarking.md, thirty-third session).
+// aligned, page 64: 1x1K 7.69 -> 6.90, 8x1K 13.38 -> 12.88, with early reads 1x1K 6.18 ->
+// 6.04; page 16: 1x1K 7.77 -> 6.90; 1x8K and 1x32K within 0.1; the ragged batch and the mix
+// moved by less than two builds of identical kernels differ there (docs/benchmarking.md,
+// thirty-third session). Lengths that are multiples of 16 n (the standard shapes but the
+// mix) split as before.
 __device__ __forceinline__ KeyRange split_range(AttentionParams const& p, int L, int n, int split) {
   int lo = 0;
   if (p.window_left >= 0) {
