@@ -214,6 +214,7 @@ __global__ void __launch_bounds__(D)
     merge_splits_kernel(__grid_constant__ AttentionParams const p) {
   constexpr int kSpec = 32;   // splits summed from registers (one per lane's lse)
   constexpr int kEarly = 8;   // of which loaded with the split count when n is not known yet
+                              // (the balanced plan rounds split counts up to it: kPlanRoundUpSplits)
   constexpr int kTail = 8;    // splits past kSpec: loads in flight per batch
   __shared__ WarpWeights<0> weights[D / 32];
   BATON_SELECT(p.k);

@@ -9,6 +9,7 @@
 namespace baton::attention {
 
 constexpr int kMmaTileKeys = 16;
+static_assert(kMmaTileKeys == int(kSplitAlign), "split ranges (split_range.h) are cut at whole tiles");
 #ifndef BATON_ATTENTION_STAGES
 #define BATON_ATTENTION_STAGES 3  // experiments only: -DBATON_ATTENTION_STAGES=2
 #endif

@@ -23,9 +23,9 @@ struct KeyRange {
 // a plan empty (2000 keys in 15 splits: 14 of 144 keys and none): such a CTA stores an empty
 // partial (lse -inf) that the merge weighs 0, the critical path unchanged. A cut at 16 x
 // floor(s x tiles / n) would spread the tiles with none empty, for two more divisions on the
-// item's path: not measured. Unsigned 32-bit (a 64-bit
-// division is a long subroutine on the producer's critical path): span + n, and base +
-// (split + 1) * per_split <= L + kSplitAlign * n, stay below 2^32.
+// item's path: not measured. Unsigned 32-bit (a 64-bit division is a long subroutine on the
+// producer's critical path): span + n, and base + (split + 1) * per_split <= L + kSplitAlign
+// * n, stay below 2^32.
 constexpr KeyRange split_keys(int L, int lo, int n, int split) {
   unsigned const base = unsigned(lo) & ~(kSplitAlign - 1);
   unsigned const span = L > lo ? unsigned(L) - base : 0u;
