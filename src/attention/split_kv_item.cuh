@@ -169,6 +169,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // range and in one page -- one base address and constant row steps. Otherwise each row
   // finds its page id by shuffle. Called from two places only (the prologue loop and the
   // main loop): every inlined copy costs instruction cache, which small shapes pay cold.
+  // The per-row form costs pages under 16 keys ~1000 cycles a tile in the fill (1x1K +0.44
+  // us, 1x32K +1.2 at page 1); four cheaper forms were measured and not landed: each made
+  // 8x1K at page 64, which never runs it, 0.05-0.3 us slower (docs/benchmarking.md,
+  // thirty-fourth session).
   enum { kAll, kOld, kNew };
   int const key_of_lane = lane / kChunksPerKey;  // + i * kKeysPerLoad for load i
   // K/V rows: evict-first in L2 when this CTA's row chunk is the only reader (attention_common.cuh).
