@@ -171,7 +171,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // main loop): every inlined copy costs instruction cache, which small shapes pay cold.
   // The per-row form costs pages under 16 keys ~1000 cycles a tile in the fill (1x1K +0.44
   // us, 1x32K +1.2 at page 1); four cheaper forms were measured and not landed: each made
-  // 8x1K at page 64, which never runs it, 0.05-0.3 us slower (docs/benchmarking.md,
+  // 8x1K at page 64, which never runs it, 0.01-0.3 us slower (docs/benchmarking.md,
   // thirty-fourth session).
   enum { kAll, kOld, kNew };
   int const key_of_lane = lane / kChunksPerKey;  // + i * kKeysPerLoad for load i
