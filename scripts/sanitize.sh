@@ -22,6 +22,7 @@ filters=(
   'DecodeAttention.GroupsAndLayouts'
   'DecodeAttention.HeadDimsAndDtypes'
   'DecodeAttention.AllPageSizes'
+  'DecodeAttention.SmallPagesMatchPage64Bitwise'
   'DecodeAttention.DraftTokensCausal'
   'DecodeAttention.PairedRowsMatchReference:DecodeAttention.EarlyReadsTwoRowChunksMatchBitwise:DecodeAttention.EarlyReadsPairedRowsMatchBitwise'
   'DecodeAttention.SingleLaunchMatchesTwoKernelsBitwise'

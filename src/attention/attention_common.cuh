@@ -134,6 +134,21 @@ __device__ __forceinline__ void cp_async_16_stream(void* smem, void const* gmem,
                "l"(policy)
                : "memory");
 }
+// The same into a shared-memory address already converted (the small-page instance's per-row
+// copy converts its tile's base once), issued only where `on` (a predicate, not a branch): a
+// skipped row leaves its shared memory untouched.
+__device__ __forceinline__ void cp_async_16_stream_if(unsigned smem, void const* gmem, bool valid, bool on,
+                                                      uint64_t policy) {
+  int const bytes = valid ? 16 : 0;  // 0: zero-fill, nothing read
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+      " @p cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n}" ::"r"(smem),
+      "l"(gmem), "r"(bytes), "l"(policy), "r"(int(on))
+      : "memory");
+}
+// a * b + c for 32-bit unsigned a, b (one IMAD.WIDE.U32): per-row addresses whose page ids and
+// byte strides are non-negative and below 2^32.
+__device__ __forceinline__ uint64_t mad_wide_u32(unsigned a, unsigned b, uint64_t c) { return uint64_t(a) * b + c; }
 // 4 bytes (e.g. a page id) into shared memory: unlike a load into a register, it leaves no
 // register scoreboard pending, which the compiler would wait on at the next warp-level sync.
 __device__ __forceinline__ void cp_async_4(void* smem, void const* gmem) {

@@ -6,6 +6,7 @@
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/params.h"
+#include "attention/producer_launch.cuh"
 #include "attention/split_kv_kernel.cuh"
 #include "attention/trigger_plan.h"
 #include "attention/validate.h"
@@ -37,95 +38,6 @@ namespace {
 
 using attention::AttentionParams;
 
-detail::KernelTraits const kProducerTraits{"decode_attention.split_kv", /*waits_on_prior_grid=*/true};
-
-template <class T, int D, bool kNarrow = false, bool kMany = false, int kRows = attention::kRowsPerCta>
-struct Producer {
-  static constexpr auto* kernel =
-      attention::split_kv_kernel<T, D, attention::kDefaultStages, kNarrow, true, kMany, kRows>;
-  // kMany instances are the chained ones (kChain: the next item's page ids past kBytes).
-  static constexpr size_t kSmem = attention::MmaSmem<D, attention::kDefaultStages, kRows>::launch_bytes(kMany);
-
-  // Producer CTAs resident at once on `device` (SMs x CTAs per SM); also raises the kernel's
-  // shared memory limit, which launching needs. Read once per device and thread.
-  static Status ctas_per_wave(DeviceInfo const& info, int* ctas) {
-    thread_local detail::ThreadMemo<int, int> memo;
-    if (int const* hit = memo.find(info.device)) {
-      *ctas = *hit;
-      return Status::ok();
-    }
-    void const* func = reinterpret_cast<void const*>(kernel);
-    BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(func, kProducerTraits, kSmem));
-    int per_sm = 0;
-    BATON_RETURN_IF_ERROR(detail::resident_ctas_per_sm(func, kProducerTraits, attention::kThreads, kSmem, &per_sm));
-    *ctas = per_sm * info.num_sms;
-    memo.put(info.device, *ctas);
-    return Status::ok();
-  }
-};
-
-// Which reducer follows the producer (launch_typed): none (single launch, one split), the
-// small form (at most 2 rows per SM), or the medium or large form.
-enum class Follower { kNone, kSmallReducer, kOtherReducer };
-
-template <class T, int D, class Prod>
-Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions const& options, Follower follower,
-                       int64_t reducer_rows, bool* planned) {
-  // Grid y: enough CTAs per (kv head, row chunk) for every work item, at most one wave of the
-  // device (split_kv_kernel.cuh); CTAs loop over items past that.
-  int wave = 0;
-  BATON_RETURN_IF_ERROR(Prod::ctas_per_wave(info, &wave));
-  int64_t const heads = int64_t(p.num_kv_heads) * p.row_chunks;
-  int64_t const wave_y = std::max<int64_t>(1, wave / heads);
-  int64_t const items = int64_t(p.batch) * p.max_splits;
-  unsigned const grid_y = static_cast<unsigned>(std::min<int64_t>({items, wave_y, 65535}));
-  // Where the producer triggers. By default after its last item's KV loop, before that item's
-  // merge and stores (decode-attention.md). With early reads (the caller runs a chain that
-  // reads before its waits) right after its wait when no reducer follows, or when the small
-  // reducer does (it triggers at entry under early reads) and all its CTAs fit on the SMs
-  // beside this grid's: the reducer then launches while this grid streams and waits, and the
-  // next kernel -- the next layer's producer, whose item search and old-key copies come before
-  // its wait -- launches behind it and copies on the SMs this grid leaves free, one grid deep
-  // (that producer triggers only after its own wait). Same machine, alternating runs,
-  // in-graph, early reads, after the KV loop -> after the wait (docs/benchmarking.md,
-  // nineteenth session):
-  // - small reducer: 1x1K 6.25 -> 5.62 us, 8x1K 12.62 -> 11.30, 1x8K 12.88 -> 12.50, 1x32K
-  //   34.56 -> 33.95. Without the fit test, with 8 draft tokens: 1x1K 9.49 -> 8.46, but 1x8K
-  //   +0.3 and 1x32K +1.7, where the wide producer (204 registers) leaves room for one
-  //   reducer CTA per SM and half of the reducer's 256 would queue behind its CTAs (the
-  //   paired form that runs those shapes since rev e1278fb, at 255, leaves none);
-  // - the medium and large reducers: 64x4K +1.4 us, the mix +0.4, so they keep the default;
-  // - single launch: 8x1K 14.30 -> 13.85 us, 1x32K 41.1 -> 40.0, ragged 59.2 -> 57.1.
-  // Without early reads the next kernel would only sit waiting (single launch, 1x1K 8.40 -> 8.94).
-  bool after_wait = p.early_reads && follower != Follower::kOtherReducer;
-  if (after_wait && follower == Follower::kSmallReducer) {
-    int64_t const ctas = heads * grid_y;
-    int const per_sm = static_cast<int>((ctas + info.num_sms - 1) / info.num_sms);
-    detail::KernelShape const merge{reinterpret_cast<void const*>(attention::merge_splits_kernel<T, D>), D, 0,
-                                    "decode_attention.merge_splits"};
-    detail::KernelShape const self{reinterpret_cast<void const*>(Prod::kernel), attention::kThreads, Prod::kSmem,
-                                   kProducerTraits.name};
-    int beside = 0;
-    BATON_RETURN_IF_ERROR(detail::ctas_beside_per_sm(merge, self, per_sm, &beside));
-#if defined(BATON_TRACE)
-    // Trace builds only: the marks cost the producer registers, which can change this
-    // decision (bf16 d128 narrow: 154 in a normal build; 185 with the marks inlined, which
-    // left 1 reducer CTA beside it at 8x1K instead of 2; 168 with them out of line, which by
-    // the register arithmetic leaves 2 again). BATON_TRACE_BESIDE=N replaces the count, to
-    // trace the decision a normal build makes.
-    if (char const* v = std::getenv("BATON_TRACE_BESIDE"); v != nullptr && v[0] != '\0') beside = std::atoi(v);
-#endif
-    after_wait = int64_t(beside) * info.num_sms >= reducer_rows;
-  }
-  p.trigger_after_wait = after_wait ? 1 : 0;
-  if (planned != nullptr) {  // planned_trigger_after_wait: the decision only, nothing launched
-    *planned = after_wait;
-    return Status::ok();
-  }
-  detail::LaunchConfig config{dim3(static_cast<unsigned>(heads), grid_y), dim3(attention::kThreads), Prod::kSmem};
-  return detail::launch(Prod::kernel, kProducerTraits, config, options, p);
-}
-
 // planned: null to launch; otherwise only the producer's trigger placement is decided and
 // written there, and nothing is launched (planned_trigger_after_wait).
 template <class T, int D>
@@ -143,25 +55,16 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   // beside the producer's); past that the large form (a warp per row, 4 per CTA). The last
   // two read the split count first and trigger at exit.
   bool const small_grid = rows <= 2 * int64_t(info.num_sms);
-  Follower const follower =
-      !reducer_follows ? Follower::kNone : small_grid ? Follower::kSmallReducer : Follower::kOtherReducer;
-  // At most 8 packed rows per kv head (group x q_len <= 8): keys as the mma M dimension; up
-  // to 16 the wide form; past 16 at head_dim <= 128 its paired instance, 32 rows per CTA
-  // (row_chunks.h). Up to kFewRequests requests, the instance whose only item search is a
-  // warp scan; past it, the one whose only search is find_items (split_kv_search.cuh).
-  bool const many = p.batch > attention::kFewRequests;
-  // The rows per CTA past 16 rows (row_chunks.h): 32, or 16 at head_dim 256 (no paired instance).
-  constexpr int kPair = attention::rows_per_cta(attention::kRowsPerCta + 1, D);
-  using PairMany = Producer<T, D, false, true, kPair>;
-  using PairFew = Producer<T, D, false, false, kPair>;
-  Status const produced =
-      p.rows <= 8 ? (many ? launch_producer<T, D, Producer<T, D, true, true>>(p, info, options, follower, rows, planned)
-                          : launch_producer<T, D, Producer<T, D, true>>(p, info, options, follower, rows, planned))
-      : attention::rows_per_cta(p.rows, D) == attention::kPairRowsPerCta
-          ? (many ? launch_producer<T, D, PairMany>(p, info, options, follower, rows, planned)
-                  : launch_producer<T, D, PairFew>(p, info, options, follower, rows, planned))
-          : (many ? launch_producer<T, D, Producer<T, D, false, true>>(p, info, options, follower, rows, planned)
-                  : launch_producer<T, D, Producer<T, D, false>>(p, info, options, follower, rows, planned));
+  attention::FollowerInfo next;
+  next.form = !reducer_follows ? attention::Follower::kNone
+              : small_grid     ? attention::Follower::kSmallReducer
+                               : attention::Follower::kOtherReducer;
+  next.rows = rows;
+  // The producer instance for the page size: pages below 16 keys have their own
+  // (decode_attention_small_pages.cu); then the form for the rows and batch (producer_launch.cuh).
+  Status const produced = p.page_shift < attention::kSmallPageShift
+                              ? attention::launch_small_pages_producer<T, D>(p, info, options, next, planned)
+                              : attention::launch_producer_form<T, D, false>(p, info, options, next, planned);
   BATON_RETURN_IF_ERROR(produced);
   if (planned != nullptr) return Status::ok();
   // One split everywhere: every request finished in the producer; single launch: merged there.
@@ -210,9 +113,9 @@ Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
   DeviceInfo info;
   BATON_RETURN_IF_ERROR(get_device_info(&info));
   switch (head_dim) {  // occupancy is the same for both dtypes (same registers and shared memory)
-    case 64: return Producer<__nv_bfloat16, 64>::ctas_per_wave(info, ctas);
-    case 128: return Producer<__nv_bfloat16, 128>::ctas_per_wave(info, ctas);
-    default: return Producer<__nv_bfloat16, 256>::ctas_per_wave(info, ctas);
+    case 64: return attention::Producer<__nv_bfloat16, 64>::ctas_per_wave(info, ctas);
+    case 128: return attention::Producer<__nv_bfloat16, 128>::ctas_per_wave(info, ctas);
+    default: return attention::Producer<__nv_bfloat16, 256>::ctas_per_wave(info, ctas);
   }
 }
 

@@ -74,7 +74,11 @@ __device__ __forceinline__ MaxStep max_step(float m0, float m1, float x0, float 
 // With early (the CTA's first item under early_reads) the PDL wait happens in here, after
 // the copies of old keys have been issued; otherwise the caller has waited.
 // kRows: the CTA's packed rows (16; 32 in the paired wide form, two 16-row halves per tile).
-template <class T, int D, int kStages, bool kNarrow, bool kWait, bool kChain = false, int kRows = kRowsPerCta>
+// kSmallPages: the instance for pages below 16 keys (the host picks it from the page size),
+// whose tiles always span several pages, so every tile takes the per-row copy, in its cheaper
+// form; the other instances compile exactly as they did before it existed.
+template <class T, int D, int kStages, bool kNarrow, bool kWait, bool kChain = false, int kRows = kRowsPerCta,
+          bool kSmallPages = false>
 __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable const& rows, unsigned char* smem_raw,
                                              int kv_head, int chunk, int b, int split, int n, int32_t len_raw,
                                              bool early, bool last_item, NextItem const& nx = NextItem{},
@@ -184,6 +188,34 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
     T* k_dst = reinterpret_cast<T*>(warp_kv + slot * Smem::kStageBytes);
     T* v_dst = k_dst + kMmaTileKeys * D;
     auto row_off = [&](int i) { return kv_smem<D>(key_of_lane + i * kKeysPerLoad, part); };  // load i's row
+    if constexpr (kSmallPages) {
+      // Every row its own page id (by shuffle) and address, in less arithmetic than the
+      // general per-row form below: 32 x 32 -> 64-bit products in bytes (ids and strides are
+      // non-negative; strides < 2^31 elements, validated), the tile's shared addresses
+      // converted once, and the rows a mode skips predicated off rather than branched around.
+      // Rows past the range have id -1 (page_of) and are zero-filled, as below.
+      uint32_t const k_page = uint32_t(p.k_stride_page) * sizeof(T), k_token = uint32_t(p.k_stride_token) * sizeof(T);
+      uint32_t const v_page = uint32_t(p.v_stride_page) * sizeof(T), v_token = uint32_t(p.v_stride_token) * sizeof(T);
+      unsigned const k_s = static_cast<unsigned>(__cvta_generic_to_shared(k_dst));
+      unsigned const v_s = static_cast<unsigned>(__cvta_generic_to_shared(v_dst));
+      uint64_t const k_base = reinterpret_cast<uint64_t>(k_lane), v_base = reinterpret_cast<uint64_t>(v_lane);
+#pragma unroll
+      for (int i = 0; i < kLoadsPerLane; ++i) {
+        int32_t const id = __shfl_sync(0xffffffffu, page_reg, base + key_of_lane + i * kKeysPerLoad);
+        int const key = key_of_lane + i * kKeysPerLoad;
+        bool const valid = unsigned(id) < unsigned(p.num_pages);  // 0 <= id < num_pages
+        bool const is_new = valid && start + key >= new_keys;
+        bool const on = mode == kAll || (mode == kOld ? !is_new : is_new);
+        unsigned const page = valid ? unsigned(id) : 0u;
+        unsigned const off = unsigned(start + key) & unsigned(page_mask);
+        uint64_t const k_row = mad_wide_u32(off, k_token, mad_wide_u32(page, k_page, k_base));
+        uint64_t const v_row = mad_wide_u32(off, v_token, mad_wide_u32(page, v_page, v_base));
+        unsigned const dst = unsigned(row_off(i)) * unsigned(sizeof(T));
+        cp_async_16_stream_if(k_s + dst, reinterpret_cast<void const*>(k_row), valid, on, kv_policy);
+        cp_async_16_stream_if(v_s + dst, reinterpret_cast<void const*>(v_row), valid, on, kv_policy);
+      }
+      return;
+    }
     int32_t const page0 = __shfl_sync(0xffffffffu, page_reg, base);
     int const limit = mode == kOld ? min(end, new_keys) : end;
     bool const fast = mode != kNew && start + kMmaTileKeys <= limit &&

@@ -103,9 +103,34 @@ namespace baton::attention {
 
 // CTAs per SM that shared memory allows (MmaSmem::kBytes: 50 / 100 / 200 KB at head_dim 64 /
 // 128 / 256, 1 KB more for kChain); the register budget is held to the same occupancy.
+// The producer's element type tagged as the instance for pages below 16 keys
+// (decode_attention_small_pages.cu); ElementOf and kIsSmallPages take it apart.
+template <class T>
+struct SmallPages {};
+template <class T>
+struct ElementType {
+  using type = T;
+  static constexpr bool small_pages = false;
+};
+template <class T>
+struct ElementType<SmallPages<T>> {
+  using type = T;
+  static constexpr bool small_pages = true;
+};
+template <class T>
+using ElementOf = typename ElementType<T>::type;
+template <class T>
+constexpr bool kIsSmallPages = ElementType<T>::small_pages;
+// Pages below 2^4 = 16 keys (one tile, kMmaTileKeys) take the small-page instances.
+constexpr int kSmallPageShift = 4;
+static_assert(1 << kSmallPageShift == kMmaTileKeys, "a tile of a page of 16 keys or more lies in one page");
+
 template <int D>
 constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
 
+// T: the element type (bf16 or fp16), or SmallPages<element type> for the instance of pages
+// below 16 keys (attend_split's kSmallPages), a kernel of its own so that the other
+// instances compile exactly as before it existed.
 // kRows: the CTA's packed rows, 16 or 32 (the paired wide form, head_dim <= 128: row_chunks.h).
 template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true, bool kMany = false,
           int kRows = kRowsPerCta>
@@ -221,8 +246,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
 #if defined(BATON_TRACE)
     BATON_ITEM_BEGIN(traced_items++);
 #endif
-    attend_split<T, D, kStages, kNarrow, kWait, kMany, kRows>(p, rows, smem_raw, kv_head, chunk, b, split, n, l,
-                                                              !waited, last, nx, &carry);
+    attend_split<ElementOf<T>, D, kStages, kNarrow, kWait, kMany, kRows, kIsSmallPages<T>>(
+        p, rows, smem_raw, kv_head, chunk, b, split, n, l, !waited, last, nx, &carry);
     BATON_ITEM_MARK(3);
     waited = true;
     __syncthreads();  // shared memory (and, with find_items, the list) is reused next

@@ -159,6 +159,24 @@ TEST_F(AttentionRace, EarlyReadsPairedWarpsOfFourTiles) {
   }
 }
 
+// Pages below 16 keys (the small-page producer instances, every tile row by row; each row's
+// copy predicated on old / new keys on either side of the wait): page 1 and 8, this step's
+// keys in partial and full tiles, several splits.
+TEST_F(AttentionRace, EarlyReadsSmallPagesWaitForNewKeys) {
+  for (int page : {1, 8}) {
+    SCOPED_TRACE("page " + std::to_string(page));
+    AttnShape s;
+    s.lens = {150, 160, 1000, 7};
+    s.q_len = 2;
+    s.num_q_heads = 8;
+    s.num_kv_heads = 2;
+    s.page_size = page;
+    s.max_splits = 4;
+    s.splits = {1, 1, 4, 1};
+    run_early_harness(s);
+  }
+}
+
 AttnShape split_case(bool single_launch) {
   AttnShape s;
   s.lens = {3000, 17, 800, 1};
@@ -170,6 +188,16 @@ AttnShape split_case(bool single_launch) {
 }
 
 TEST_F(AttentionRace, ProducerAndReducerWait) { run_harness(split_case(false)); }
+
+// The same at pages below 16 keys (the small-page producer instances).
+TEST_F(AttentionRace, SmallPagesProducerAndReducerWait) {
+  for (int page : {1, 4}) {
+    SCOPED_TRACE("page " + std::to_string(page));
+    AttnShape s = split_case(false);
+    s.page_size = page;
+    run_harness(s);
+  }
+}
 
 // A reducer grid past one wave (80 x 32 = 2560 rows: the large form, a warp per row, split
 // count first, trigger at exit) must wait before reading split counts and scratch, as the small grid of
@@ -217,11 +245,23 @@ TEST_F(AttentionRace, SingleSplitProducerWaits) {
 namespace baton::test {
 namespace {
 
+// The narrow head_dim-128 producer of element type E (bf16, or SmallPages<bf16> for pages
+// below 16 keys) for the batch, with or without its PDL wait.
+template <class E>
+auto* producer_instance(bool many, bool wait) {
+  using attention::kDefaultStages;
+  using attention::split_kv_kernel;
+  return many ? (wait ? split_kv_kernel<E, 128, kDefaultStages, true, true, true>
+                      : split_kv_kernel<E, 128, kDefaultStages, true, false, true>)
+              : (wait ? split_kv_kernel<E, 128, kDefaultStages, true, true, false>
+                      : split_kv_kernel<E, 128, kDefaultStages, true, false, false>);
+}
+
 // Launches the library's producer (split_kv_kernel: bf16, head_dim 128, the narrow form, the
-// instance decode_attention picks for the batch: warp-scan search up to kFewRequests requests,
-// find_items past it) directly, with or without its PDL wait (kWait), as decode_attention
-// launches it with one split per request (no reducer follows): one CTA per (kv head,
-// request), PDL on.
+// instance decode_attention picks for the batch and page size: warp-scan search up to
+// kFewRequests requests, find_items past it; the small-page instance below 16 keys) directly,
+// with or without its PDL wait (kWait), as decode_attention launches it with one split per
+// request (no reducer follows): one CTA per (kv head, request), PDL on.
 Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   using namespace attention;
   AttentionShape shape;
@@ -235,10 +275,8 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   using bf16 = __nv_bfloat16;
   bool const many = p.batch > kFewRequests;
   size_t const kSmem = MmaSmem<128, kDefaultStages>::launch_bytes(many);  // kMany instances: kChain
-  auto* kernel = many ? (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, true>
-                              : split_kv_kernel<bf16, 128, kDefaultStages, true, false, true>)
-                      : (wait ? split_kv_kernel<bf16, 128, kDefaultStages, true, true, false>
-                              : split_kv_kernel<bf16, 128, kDefaultStages, true, false, false>);
+  auto* kernel = p.page_shift < kSmallPageShift ? producer_instance<SmallPages<bf16>>(many, wait)
+                                                 : producer_instance<bf16>(many, wait);
   detail::KernelTraits const traits{"decode_attention_mutation", /*waits_on_prior_grid=*/true};
   BATON_RETURN_IF_ERROR(detail::allow_dynamic_smem(reinterpret_cast<void const*>(kernel), traits, kSmem));
   detail::LaunchConfig const config{dim3(unsigned(p.num_kv_heads * p.row_chunks), unsigned(p.batch)), dim3(kThreads),
@@ -261,14 +299,18 @@ void expect_harness_catches_missing_wait(AttnShape const& s) {
       << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
 }
 
-// Both producer instances: the few-requests one (3 requests) and find_items' (40).
+// Both producer instances: the few-requests one (3 requests) and find_items' (40); at page
+// 16 and at page 2 (the small-page instances).
 TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
-  for (int batch : {3, 40}) {
-    SCOPED_TRACE("batch " + std::to_string(batch));
-    AttnShape s;
-    s.lens = {1024, 5, 300};
-    for (int b = 3; b < batch; ++b) s.lens.push_back(20 + 31 * b);
-    expect_harness_catches_missing_wait(s);
+  for (int page : {16, 2}) {
+    for (int batch : {3, 40}) {
+      SCOPED_TRACE("page " + std::to_string(page) + ", batch " + std::to_string(batch));
+      AttnShape s;
+      s.lens = {1024, 5, 300};
+      for (int b = 3; b < batch; ++b) s.lens.push_back(20 + 31 * b);
+      s.page_size = page;
+      expect_harness_catches_missing_wait(s);
+    }
   }
 }
 

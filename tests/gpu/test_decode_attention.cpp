@@ -328,6 +328,105 @@ TEST_F(DecodeAttention, AllPageSizes) {
   }
 }
 
+// Pages below 16 keys run the producer instances of their own (split_kv_small_pages_kernel:
+// every tile row by row). Same logical K/V, q, lengths and splits at page P and at page 64
+// (whose instances copy whole tiles from one page) must give the same bits, since the split
+// ranges and the math do not depend on the page size; and match the fp64 reference. Every
+// producer form: narrow (<= 8 packed rows), wide (16), paired (32), head_dim 64 / 128 / 256,
+// few and many requests (the run-on into the next item), early reads (old and new keys
+// copied on either side of the wait: q_len 2 and 8), single launch, windows, sinks,
+// padded HND pools.
+namespace small_pages {
+
+// Copies every visible (request, position, kv head) row of K and V, and the sinks, from
+// `from` into `to`, which has the same lengths and heads at another page size.
+void copy_logical_kv(DeviceAttention const& from, DeviceAttention& to) {
+  std::vector<uint16_t> const fk = from.k.download(), fv = from.v.download();
+  std::vector<uint16_t> tk = to.k.download(), tv = to.v.download();
+  int const D = from.c.head_dim;
+  for (int b = 0; b < from.c.batch; ++b) {
+    for (int t = 0; t < from.c.cache_seqlens[b]; ++t) {
+      for (int h = 0; h < from.c.num_kv_heads; ++h) {
+        int64_t const src = from.c.kv_offset(b, t, h), dst = to.c.kv_offset(b, t, h);
+        for (int d = 0; d < D; ++d) {
+          tk[dst + d] = fk[src + d];
+          tv[dst + d] = fv[src + d];
+          to.c.k[dst + d] = from.c.k[src + d];
+          to.c.v[dst + d] = from.c.v[src + d];
+        }
+      }
+    }
+  }
+  to.k.upload(tk);
+  to.v.upload(tv);
+  if (!from.c.sinks.empty()) {
+    to.c.sinks = from.c.sinks;
+    to.sinks.upload(to.c.sinks);
+  }
+}
+
+struct Form {
+  char const* name;
+  int group, q_len, head_dim;
+  DType dtype;
+  KvLayout layout;
+  bool padded;
+  int batch;  // > 32: the many-requests instance
+  int window_left;
+  bool sinks;
+};
+
+}  // namespace small_pages
+
+TEST_F(DecodeAttention, SmallPagesMatchPage64Bitwise) {
+  using small_pages::Form;
+  Form const forms[] = {
+      {"narrow, few", 4, 1, 128, DType::kBFloat16, KvLayout::kNHD, false, 6, -1, true},
+      {"narrow, q_len 2, many", 4, 2, 128, DType::kFloat16, KvLayout::kHND, true, 36, -1, false},
+      {"wide, head_dim 64", 16, 1, 64, DType::kFloat16, KvLayout::kHND, true, 5, 300, false},
+      {"paired, q_len 8", 4, 8, 128, DType::kBFloat16, KvLayout::kNHD, false, 3, -1, true},
+      {"head_dim 256, q_len 2, many", 8, 2, 256, DType::kBFloat16, KvLayout::kNHD, false, 34, -1, false},
+  };
+  std::mt19937_64 rng(1616);
+  for (Form const& f : forms) {
+    AttnShape base;
+    base.num_kv_heads = 2;
+    base.num_q_heads = 2 * f.group;
+    base.q_len = f.q_len;
+    base.head_dim = f.head_dim;
+    base.dtype = f.dtype;
+    base.layout = f.layout;
+    base.padded = f.padded;
+    base.max_splits = 6;
+    base.window_left = f.window_left;
+    base.sinks = f.sinks;
+    base.seed = rng();
+    base = ragged(rng, base, f.batch, 900);
+    base.lens[0] = 1500;  // 6 splits of 256 keys: 4 tiles per warp (the ring's full turn)
+    base.splits[0] = 6;
+    base.lens[1 % f.batch] = f.q_len;  // only this step's keys
+    for (int ps : {1, 2, 4, 8}) {
+      for (bool early : {false, true}) {
+        for (bool single : {false, true}) {
+          if (single && (f.batch > 8 || early)) continue;  // one case each is enough
+          SCOPED_TRACE(std::string(f.name) + ", page " + std::to_string(ps) + (early ? ", early reads" : "") +
+                       (single ? ", single launch" : ""));
+          AttnShape s64 = base, sp = base;
+          s64.page_size = 64;
+          sp.page_size = ps;
+          s64.early = sp.early = early;
+          DeviceAttention a(s64), b(sp);
+          small_pages::copy_logical_kv(a, b);
+          std::vector<unsigned char> const want = run_bytes(a, single, PdlMode::kOn);
+          std::vector<unsigned char> const got = run_bytes(b, single, PdlMode::kOn);
+          EXPECT_TRUE(bitwise_equal(got.data(), want.data(), want.size(), "page P vs page 64"));
+          EXPECT_TRUE(b.matches_reference());
+        }
+      }
+    }
+  }
+}
+
 TEST_F(DecodeAttention, SlidingWindowShorterAndLonger) {
   for (int window : {0, 31, 100, 5000, 2147483647}) {
     SCOPED_TRACE("window " + std::to_string(window));
