@@ -96,6 +96,9 @@ Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions 
   if (after_wait && follower == Follower::kSmallReducer) {
     int64_t const ctas = heads * grid_y;
     int const per_sm = static_cast<int>((ctas + info.num_sms - 1) / info.num_sms);
+    // (decode_attention_small_pages.cu compiles a copy of this reducer for the query, never
+    // launched: taken here, as before that file existed, decode_attention.cu's cubin stays
+    // byte for byte as it was.)
     detail::KernelShape const merge{reinterpret_cast<void const*>(merge_splits_kernel<T, D>), D, 0,
                                     "decode_attention.merge_splits"};
     detail::KernelShape const self{reinterpret_cast<void const*>(Prod::kernel), kThreads, Prod::kSmem,

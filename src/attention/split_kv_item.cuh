@@ -173,10 +173,10 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   // range and in one page -- one base address and constant row steps. Otherwise each row
   // finds its page id by shuffle. Called from two places only (the prologue loop and the
   // main loop): every inlined copy costs instruction cache, which small shapes pay cold.
-  // The per-row form costs pages under 16 keys ~1000 cycles a tile in the fill (1x1K +0.44
-  // us, 1x32K +1.2 at page 1); four cheaper forms were measured and not landed: each made
-  // 8x1K at page 64, which never runs it, 0.01-0.3 us slower (docs/benchmarking.md,
-  // thirty-fourth session).
+  // Pages below 16 keys take every tile row by row, in the small-page instances' cheaper
+  // form (kSmallPages, below). Here, in the other instances, the general per-row form stays
+  // as it was: any change to it moved 8x1K at page 64, which never runs it, by 0.01-0.3 us
+  // (docs/benchmarking.md, thirty-fourth session).
   enum { kAll, kOld, kNew };
   int const key_of_lane = lane / kChunksPerKey;  // + i * kKeysPerLoad for load i
   // K/V rows: evict-first in L2 when this CTA's row chunk is the only reader (attention_common.cuh).
@@ -193,7 +193,11 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       // general per-row form below: 32 x 32 -> 64-bit products in bytes (ids and strides are
       // non-negative; strides < 2^31 elements, validated), the tile's shared addresses
       // converted once, and the rows a mode skips predicated off rather than branched around.
-      // Rows past the range have id -1 (page_of) and are zero-filled, as below.
+      // Rows past the range have id -1 (page_of) and are zero-filled, as below. Against the
+      // general form at page 1, in graphs: 1x1K 6.59 -> 6.20 us, 32x8K 249.99 -> 248.00, 1x32K
+      // 37.39 -> 36.76; with early reads 1x8K 10.68 -> 11.05, which an int64 form of these
+      // products does not pay (10.76) but which keeps only half the gains (docs/benchmarking.md,
+      // thirty-fifth session).
       uint32_t const k_page = uint32_t(p.k_stride_page) * sizeof(T), k_token = uint32_t(p.k_stride_token) * sizeof(T);
       uint32_t const v_page = uint32_t(p.v_stride_page) * sizeof(T), v_token = uint32_t(p.v_stride_token) * sizeof(T);
       unsigned const k_s = static_cast<unsigned>(__cvta_generic_to_shared(k_dst));

@@ -101,10 +101,10 @@
 
 namespace baton::attention {
 
-// CTAs per SM that shared memory allows (MmaSmem::kBytes: 50 / 100 / 200 KB at head_dim 64 /
-// 128 / 256, 1 KB more for kChain); the register budget is held to the same occupancy.
 // The producer's element type tagged as the instance for pages below 16 keys
-// (decode_attention_small_pages.cu); ElementOf and kIsSmallPages take it apart.
+// (decode_attention_small_pages.cu); ElementOf and kIsSmallPages take it apart. A tag on T
+// rather than one more template parameter, so that the other instances keep their names and
+// their cubin stays byte for byte as before (scripts/cubin_same.sh).
 template <class T>
 struct SmallPages {};
 template <class T>
@@ -125,12 +125,16 @@ constexpr bool kIsSmallPages = ElementType<T>::small_pages;
 constexpr int kSmallPageShift = 4;
 static_assert(1 << kSmallPageShift == kMmaTileKeys, "a tile of a page of 16 keys or more lies in one page");
 
+// CTAs per SM that shared memory allows (MmaSmem::kBytes: 50 / 100 / 200 KB at head_dim 64 /
+// 128 / 256, 1 KB more for kChain); the register budget is held to the same occupancy.
 template <int D>
 constexpr int kMinCtasPerSm = D <= 64 ? 4 : (D <= 128 ? 2 : 1);
 
-// T: the element type (bf16 or fp16), or SmallPages<element type> for the instance of pages
-// below 16 keys (attend_split's kSmallPages), a kernel of its own so that the other
-// instances compile exactly as before it existed.
+// T: the element type (bf16 or fp16), or SmallPages<element type> for pages below 16 keys
+// (attend_split's kSmallPages: every tile row by row), compiled in a translation unit of its
+// own: the small shapes' times move with a producer's compiled code as a whole, even with code
+// they never run (docs/benchmarking.md, thirty-fourth session), so the instances for larger
+// pages compile exactly as they did before it.
 // kRows: the CTA's packed rows, 16 or 32 (the paired wide form, head_dim <= 128: row_chunks.h).
 template <class T, int D, int kStages, bool kNarrow = false, bool kWait = true, bool kMany = false,
           int kRows = kRowsPerCta>
