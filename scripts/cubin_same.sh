@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
-units=(src/attention/decode_attention.cu tests/gpu/test_attention_race.cu)
+units=(src/attention/decode_attention.cu src/attention/decode_attention_small_pages.cu tests/gpu/test_attention_race.cu)
 flags=(-std=c++17 -arch=sm_90a -O3 -Iinclude -Isrc -Itests --expt-relaxed-constexpr -DBATON_HAS_ATTENTION=1)
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/rev" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
@@ -16,6 +16,9 @@ status=0
 for u in "${units[@]}"; do
   name=$(basename "$u" .cu)
   nvcc "${flags[@]}" -cubin "$u" -o "$tmp/$name.new.cubin" || exit 2
+  if [ ! -f "$tmp/rev/$u" ]; then
+    echo "new      $u (not in $rev)"; status=1; continue
+  fi
   (cd "$tmp/rev" && nvcc "${flags[@]}" -cubin "$u" -o "$tmp/$name.old.cubin") || exit 2
   if cmp -s "$tmp/$name.old.cubin" "$tmp/$name.new.cubin"; then
     echo "same     $u ($(md5sum < "$tmp/$name.new.cubin" | cut -c1-12))"

@@ -38,6 +38,14 @@ namespace {
 
 using attention::AttentionParams;
 
+// next with the small reducer's kernel, for the small-page instances' trigger query
+// (producer_launch.cuh: only this unit compiles the reducers).
+template <class T, int D>
+attention::FollowerInfo with_small_reducer(attention::FollowerInfo next) {
+  next.small_reducer = reinterpret_cast<void const*>(attention::merge_splits_kernel<T, D>);
+  return next;
+}
+
 // planned: null to launch; otherwise only the producer's trigger placement is decided and
 // written there, and nothing is launched (planned_trigger_after_wait).
 template <class T, int D>
@@ -62,9 +70,10 @@ Status launch_typed(AttentionParams p, DeviceInfo const& info, LaunchOptions con
   next.rows = rows;
   // The producer instance for the page size: pages below 16 keys have their own
   // (decode_attention_small_pages.cu); then the form for the rows and batch (producer_launch.cuh).
-  Status const produced = p.page_shift < attention::kSmallPageShift
-                              ? attention::launch_small_pages_producer<T, D>(p, info, options, next, planned)
-                              : attention::launch_producer_form<T, D, false>(p, info, options, next, planned);
+  Status const produced =
+      p.page_shift >= attention::kSmallPageShift
+          ? attention::launch_producer_form<T, D, false>(p, info, options, next, planned)
+          : attention::launch_small_pages_producer<T, D>(p, info, options, with_small_reducer<T, D>(next), planned);
   BATON_RETURN_IF_ERROR(produced);
   if (planned != nullptr) return Status::ok();
   // One split everywhere: every request finished in the producer; single launch: merged there.

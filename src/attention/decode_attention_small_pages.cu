@@ -1,4 +1,4 @@
-// decode_attention's producer instances for pages below 16 keys (split_kv_small_pages_kernel),
+// decode_attention's producer instances for pages below 16 keys (split_kv_kernel<SmallPages<T>>),
 // in a translation unit of their own: decode_attention.cu's instances for larger pages compile
 // exactly as they would without these (scripts/cubin_same.sh checks that file's cubin).
 // Trace marks only in decode_attention.cu's instances: each translation unit has its own table

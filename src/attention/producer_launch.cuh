@@ -31,6 +31,7 @@ constexpr auto producer_kernel() {
 template <class T, int D, bool kNarrow = false, bool kMany = false, int kRows = kRowsPerCta, bool kSmall = false>
 struct Producer {
   static constexpr auto* kernel = producer_kernel<T, D, kNarrow, kMany, kRows, kSmall>();
+  static constexpr bool kSmallPages = kSmall;
   // kMany instances are the chained ones (kChain: the next item's page ids past kBytes).
   static constexpr size_t kSmem = MmaSmem<D, kDefaultStages, kRows>::launch_bytes(kMany);
 
@@ -56,10 +57,12 @@ struct Producer {
 // small form (at most 2 rows per SM), or the medium or large form.
 enum class Follower { kNone, kSmallReducer, kOtherReducer };
 
-// The reducer that follows: its form and its rows.
+// The reducer that follows: its form, its rows, and the small form's kernel for the
+// small-page instances' trigger query (below), which decode_attention.cu fills in.
 struct FollowerInfo {
   Follower form = Follower::kNone;
   int64_t rows = 0;
+  void const* small_reducer = nullptr;  // merge_splits_kernel<T, D>
 };
 
 template <class T, int D, class Prod>
@@ -96,11 +99,17 @@ Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions 
   if (after_wait && follower == Follower::kSmallReducer) {
     int64_t const ctas = heads * grid_y;
     int const per_sm = static_cast<int>((ctas + info.num_sms - 1) / info.num_sms);
-    // (decode_attention_small_pages.cu compiles a copy of this reducer for the query, never
-    // launched: taken here, as before that file existed, decode_attention.cu's cubin stays
-    // byte for byte as it was.)
-    detail::KernelShape const merge{reinterpret_cast<void const*>(merge_splits_kernel<T, D>), D, 0,
-                                    "decode_attention.merge_splits"};
+    // The reducer's kernel: taken here for the instances of decode_attention.cu (as before the
+    // small-page unit existed, so that its cubin stays byte for byte as it was); passed in for
+    // the small-page instances, so that only decode_attention.cu compiles the reducers (one
+    // definition, one host stub).
+    void const* merge_func = nullptr;
+    if constexpr (Prod::kSmallPages) {
+      merge_func = next.small_reducer;
+    } else {
+      merge_func = reinterpret_cast<void const*>(merge_splits_kernel<T, D>);
+    }
+    detail::KernelShape const merge{merge_func, D, 0, "decode_attention.merge_splits"};
     detail::KernelShape const self{reinterpret_cast<void const*>(Prod::kernel), kThreads, Prod::kSmem,
                                    kProducerTraits.name};
     int beside = 0;
