@@ -70,10 +70,6 @@ int run_attention_bench(BenchOptions const& opt) {
     std::fprintf(stderr, "--trace needs a build with -DBATON_TRACE=ON (e.g. cmake --preset trace)\n");
     return 2;
   }
-  if (opt.trace && kPage < 16) {  // decode_attention_small_pages.cu is built without marks
-    std::printf("trace: pages below 16 keys run the small-page producer instances, which carry no marks; "
-                "only the reducer's show\n");
-  }
   GpuReport gpu = describe_gpu();
   std::printf("baton-bench attention | %s | %d SMs | L2 %zu MB | %s | rev %s\n", gpu.name.c_str(), gpu.num_sms,
               gpu.l2_bytes >> 20, gpu.clocks.c_str(), gpu.revision.c_str());

@@ -18,18 +18,12 @@
 
 #if defined(BATON_TRACE)
 namespace baton::trace {
+// Both units' tables as one: this unit's (every page size's reducer, the producers of pages of
+// 16 keys and more), then the small-page producers' merged in.
 bool read(unsigned long long* host, bool clear) {
-  if (host != nullptr && cudaMemcpyFromSymbol(host, g_marks, sizeof(g_marks)) != cudaSuccess) return false;
-  void* table = nullptr;
-  if (clear && (cudaGetSymbolAddress(&table, g_marks) != cudaSuccess || cudaMemset(table, 0, sizeof(g_marks)) != cudaSuccess)) {
-    return false;
-  }
-  return true;
+  return read_unit(host, clear, false) && detail::read_small_pages(host, clear);
 }
-bool focus(void const* a, void const* b) {
-  unsigned long long const keys[2] = {reinterpret_cast<unsigned long long>(a), reinterpret_cast<unsigned long long>(b)};
-  return cudaMemcpyToSymbol(g_focus, keys, sizeof(keys)) == cudaSuccess;
-}
+bool focus(void const* a, void const* b) { return focus_unit(a, b) && detail::focus_small_pages(a, b); }
 }  // namespace baton::trace
 #endif
 

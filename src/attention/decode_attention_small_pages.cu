@@ -1,11 +1,17 @@
 // decode_attention's producer instances for pages below 16 keys (split_kv_kernel<SmallPages<T>>),
 // in a translation unit of their own: decode_attention.cu's instances for larger pages compile
 // exactly as they would without these (scripts/cubin_same.sh checks that file's cubin).
-// Trace marks only in decode_attention.cu's instances: each translation unit has its own table
-// (common/trace.cuh), and baton::trace::read reads that one.
-#undef BATON_TRACE
+// Trace builds: this unit's marks go to tables of its own (common/trace.cuh), which
+// baton::trace::read merges with decode_attention.cu's.
 
 #include "attention/producer_launch.cuh"
+
+#if defined(BATON_TRACE)
+namespace baton::trace::detail {
+bool read_small_pages(unsigned long long* host, bool clear) { return read_unit(host, clear, true); }
+bool focus_small_pages(void const* a, void const* b) { return focus_unit(a, b); }
+}  // namespace baton::trace::detail
+#endif
 
 namespace baton::attention {
 

@@ -4,8 +4,10 @@
 // Thread 0 of each CTA writes %globaltimer (ns; it ticks in 256 ns steps on the H200 here) and
 // %clock64 (the SM's cycles, for phases within one CTA) into fixed device tables at
 // [kernel][cta][slot]; the last launch to write a slot wins, so after a graph of N calls the
-// table holds the last call's timeline. Read it with baton::trace::read (decode_attention.cu
-// defines it in trace builds); baton-bench attention --trace prints a summary.
+// table holds the last call's timeline. Each translation unit has its own tables;
+// baton::trace::read (decode_attention.cu defines it in trace builds) reads decode_attention.cu's
+// and decode_attention_small_pages.cu's as one (read_unit). baton-bench attention --trace
+// prints a summary.
 //
 // Two calls in steady state: baton::trace::focus(a, b) names two K pools. Then only the calls
 // on those pools write, call a into kernels 0..2 and call b into kernels 3..5 (each kernel reads
@@ -27,7 +29,8 @@ constexpr int kItemsTraced = kSlots / kItemMarks;  // a CTA's first 4 items
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
 
 #if defined(BATON_TRACE) && defined(__CUDACC__)
-// One table per translation unit that includes this header; only decode_attention.cu does.
+// One table per translation unit that includes this header (decode_attention.cu and
+// decode_attention_small_pages.cu: their kernels never run in the same call).
 static __device__ unsigned long long g_marks[2 * kEntries];
 static __device__ unsigned long long g_focus[2];  // K pool addresses of the two calls traced; 0: every call
 static __shared__ int g_call;                     // this CTA's call in the focus: 0, 1, or -1 (not traced)
@@ -74,6 +77,32 @@ static __device__ __noinline__ void mark_sm(int kernel, int slot) {
   g_marks[at] = sm + 1ull;
   g_marks[kEntries + at] = sm + 1ull;
 }
+// This unit's tables, for baton::trace::read and focus (every unit that carries marks calls
+// these from a host function of its own: decode_attention.cu, decode_attention_small_pages.cu).
+// merge: each entry of `host` becomes the larger of it and this unit's (a slot no kernel of
+// this unit wrote holds 0), so that the units' tables read as one.
+[[maybe_unused]] static bool read_unit(unsigned long long* host, bool clear, bool merge) {
+  if (host != nullptr) {
+    if (!merge) {
+      if (cudaMemcpyFromSymbol(host, g_marks, sizeof(g_marks)) != cudaSuccess) return false;
+    } else {
+      unsigned long long* mine = new unsigned long long[2 * kEntries];
+      bool const ok = cudaMemcpyFromSymbol(mine, g_marks, sizeof(g_marks)) == cudaSuccess;
+      for (size_t i = 0; ok && i < 2 * kEntries; ++i) host[i] = host[i] > mine[i] ? host[i] : mine[i];
+      delete[] mine;
+      if (!ok) return false;
+    }
+  }
+  void* table = nullptr;
+  if (clear && (cudaGetSymbolAddress(&table, g_marks) != cudaSuccess || cudaMemset(table, 0, sizeof(g_marks)) != cudaSuccess)) {
+    return false;
+  }
+  return true;
+}
+[[maybe_unused]] static bool focus_unit(void const* a, void const* b) {
+  unsigned long long const keys[2] = {reinterpret_cast<unsigned long long>(a), reinterpret_cast<unsigned long long>(b)};
+  return cudaMemcpyToSymbol(g_focus, keys, sizeof(keys)) == cudaSuccess;
+}
 #else
 #define BATON_TRACE_OFF 1
 #endif
@@ -102,4 +131,8 @@ namespace baton::trace {
 bool read(unsigned long long* host, bool clear);
 // Trace builds only: trace only the calls on K pools a and b (see above); nullptrs: every call.
 bool focus(void const* a, void const* b);
+namespace detail {  // the small-page unit's tables (decode_attention_small_pages.cu), merged by read
+bool read_small_pages(unsigned long long* host, bool clear);
+bool focus_small_pages(void const* a, void const* b);
+}  // namespace detail
 }  // namespace baton::trace
