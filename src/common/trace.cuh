@@ -29,8 +29,9 @@ constexpr int kItemsTraced = kSlots / kItemMarks;  // a CTA's first 4 items
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
 
 #if defined(BATON_TRACE) && defined(__CUDACC__)
-// One table per translation unit that includes this header (decode_attention.cu and
-// decode_attention_small_pages.cu: their kernels never run in the same call).
+// One table per translation unit that includes this header: decode_attention.cu (the reducers,
+// the producers of pages of 16 keys and more) and decode_attention_small_pages.cu (the small-page
+// producers). A call's producer marks go to one of the two and its reducer marks to the first.
 static __device__ unsigned long long g_marks[2 * kEntries];
 static __device__ unsigned long long g_focus[2];  // K pool addresses of the two calls traced; 0: every call
 static __shared__ int g_call;                     // this CTA's call in the focus: 0, 1, or -1 (not traced)
