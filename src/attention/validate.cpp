@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "attention/row_chunks.h"
 #include "runtime/check.h"
@@ -124,18 +125,18 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   BATON_RETURN_IF_ERROR(c.tensor(a.out, "out", 3, {a.q.dtype}));
   for (int d = 0; d < 3; ++d) BATON_RETURN_IF_ERROR(c.dim(a.out, "out", d, a.q.shape[d], "shape of q"));
   BATON_RETURN_IF_ERROR(c.unit_stride(a.out, "out", 2));
+  BATON_RETURN_IF_ERROR(c.distinct_elements(a.out, "out"));
   BATON_RETURN_IF_ERROR(c.optional(a.lse, "lse", 2, {DType::kFloat32}));
   if (a.lse.defined()) {
     BATON_RETURN_IF_ERROR(c.dim(a.lse, "lse", 0, num_tokens, "tokens of q"));
     BATON_RETURN_IF_ERROR(c.dim(a.lse, "lse", 1, num_q_heads, "num_q_heads"));
     BATON_RETURN_IF_ERROR(c.unit_stride(a.lse, "lse", 1));
+    BATON_RETURN_IF_ERROR(c.distinct_elements(a.lse, "lse"));
+    if (detail::byte_span(a.lse).overlaps(detail::byte_span(a.out))) return c.fail("lse overlaps out");
   }
   if (a.single_launch) {  // one int32 per (token, query head) bounds the (request, kv head, row chunk) groups
     BATON_RETURN_IF_ERROR(c.tensor(a.merge_counters, "merge_counters (needed by single_launch)", 1, {DType::kInt32}));
     BATON_RETURN_IF_ERROR(c.unit_stride(a.merge_counters, "merge_counters", 0));
-    if ((reinterpret_cast<uintptr_t>(a.merge_counters.data) & 3) != 0) {
-      return c.fail("merge_counters is not 4-byte aligned");
-    }
     if (a.merge_counters.shape[0] < num_tokens * num_q_heads) {
       return c.fail("merge_counters has " + str(a.merge_counters.shape[0]) + " elements, fewer than batch_size * q_len * num_q_heads = " +
                     str(num_tokens * num_q_heads));
@@ -157,12 +158,26 @@ Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s,
                                     str(a.max_splits));
   }
   if (!aligned16(ws.data)) return Status::invalid_argument("decode_attention: workspace is not 16-byte aligned");
-  if (a.single_launch && a.merge_counters.defined()) {  // the partials would overwrite the counters
-    uintptr_t const w0 = reinterpret_cast<uintptr_t>(ws.data), w1 = w0 + need;
-    uintptr_t const c0 = reinterpret_cast<uintptr_t>(a.merge_counters.data);
-    uintptr_t const c1 = c0 + static_cast<uintptr_t>(a.merge_counters.shape[0]) * sizeof(int32_t);
-    if (c0 < w1 && w0 < c1) {
-      return Status::invalid_argument("decode_attention: merge_counters overlaps the workspace's partial results");
+  // The partial results (the first `need` bytes) must not overwrite an argument, nor be
+  // overwritten by one.
+  detail::ByteSpan const partials{reinterpret_cast<uintptr_t>(ws.data), reinterpret_cast<uintptr_t>(ws.data) + need};
+  std::pair<TensorView const*, char const*> const args[] = {
+      {&a.q, "q"},
+      {&a.k_cache, "k_cache"},
+      {&a.v_cache, "v_cache"},
+      {&a.cache_seqlens, "cache_seqlens"},
+      {&a.page_table, "page_table"},
+      {&a.num_kv_splits, "num_kv_splits"},
+      {&a.sinks, "sinks"},
+      {&a.alibi_slopes, "alibi_slopes"},
+      {&a.out, "out"},
+      {&a.lse, "lse"},
+      {&a.merge_counters, "merge_counters"},
+  };
+  for (auto const& [t, name] : args) {
+    if (t == &a.merge_counters && !a.single_launch) continue;  // not used
+    if (detail::byte_span(*t).overlaps(partials)) {
+      return Status::invalid_argument(std::string("decode_attention: ") + name + " overlaps the workspace's partial results");
     }
   }
   return Status::ok();

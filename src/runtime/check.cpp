@@ -1,6 +1,8 @@
 #include "runtime/check.h"
 
+#include <cstdio>
 #include <string>
+#include <utility>
 
 namespace baton::detail {
 
@@ -21,6 +23,48 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
   for (int d = 0; d < rank; ++d) {
     if (t.shape[d] < 0) return fail(std::string(name) + " has a negative size (" + t.describe() + ")");
     if (t.stride[d] < 0) return fail(std::string(name) + " has a negative stride (" + t.describe() + ")");
+  }
+  size_t const align = dtype_bytes(t.dtype);
+  uintptr_t const address = reinterpret_cast<uintptr_t>(t.data);
+  if (address % align != 0) {
+    char hex[2 + 2 * sizeof(uintptr_t) + 1];
+    std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(address));
+    return fail(std::string(name) + " at address " + hex + " is not " + std::to_string(align) + "-byte aligned (" +
+                dtype_name(t.dtype) + ")");
+  }
+  return Status::ok();
+}
+
+ByteSpan byte_span(TensorView const& t) {
+  int64_t last = 0;  // offset of the last element, in elements
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] == 0) return {};
+    last += (t.shape[d] - 1) * t.stride[d];
+  }
+  uintptr_t const begin = reinterpret_cast<uintptr_t>(t.data);
+  if (t.data == nullptr) return {};
+  return {begin, begin + static_cast<uintptr_t>(last + 1) * dtype_bytes(t.dtype)};
+}
+
+Status Checker::distinct_elements(TensorView const& t, char const* name) const {
+  // Dims of size > 1 from the smallest stride up: each stride must step past every element
+  // the dims inside it reach (then no two index tuples share an offset).
+  int dims[TensorView::kMaxRank];
+  int n = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] > 1) dims[n++] = d;
+  }
+  for (int i = 1; i < n; ++i) {  // insertion sort by stride (at most kMaxRank dims)
+    for (int j = i; j > 0 && t.stride[dims[j]] < t.stride[dims[j - 1]]; --j) std::swap(dims[j], dims[j - 1]);
+  }
+  int64_t reach = 0;  // the largest offset the inner dims reach
+  for (int i = 0; i < n; ++i) {
+    int const d = dims[i];
+    if (t.stride[d] <= reach) {
+      return fail(std::string(name) + " has overlapping elements: stride " + std::to_string(t.stride[d]) + " in dim " +
+                  std::to_string(d) + " (" + t.describe() + ")");
+    }
+    reach += (t.shape[d] - 1) * t.stride[d];
   }
   return Status::ok();
 }

@@ -17,7 +17,8 @@ class Checker {
 
   Status fail(std::string const& what) const { return Status::invalid_argument(std::string(op_) + ": " + what); }
 
-  // Defined (non-null), the given rank, one of the dtypes, no negative strides.
+  // Defined (non-null), the given rank, one of the dtypes, no negative strides, and the data
+  // pointer aligned to the dtype's size (a misaligned load or store would fault the kernel).
   Status tensor(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;
   // Same, but an undefined view is accepted (optional argument).
   Status optional(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;
@@ -25,10 +26,20 @@ class Checker {
   Status dim(TensorView const& t, char const* name, int dim, int64_t expected, char const* what) const;
   // Stride 1 along `dim`.
   Status unit_stride(TensorView const& t, char const* name, int dim) const;
+  // No two logical elements share an address (an output written by several threads at once
+  // would be garbage): e.g. a stride of 0, or of 1 beside a contiguous dim of size > 1.
+  Status distinct_elements(TensorView const& t, char const* name) const;
 
  private:
   char const* op_;
 };
+
+// The bytes a view's elements occupy, [begin, end) (empty for a view without elements).
+struct ByteSpan {
+  uintptr_t begin = 0, end = 0;
+  bool overlaps(ByteSpan const& o) const { return begin < o.end && o.begin < end; }
+};
+ByteSpan byte_span(TensorView const& t);
 
 inline bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 inline int log2_exact(int64_t v) {

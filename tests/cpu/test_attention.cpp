@@ -86,7 +86,11 @@ TEST(AttentionWorkspace, SizeFollowsMaxSplits) {
   EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 2), 6 * 64 * 4 + 32);
 }
 
+// Device addresses for validation-only calls: argument i at i MB (the pools of valid_args()
+// take 13 MB each, up to 16 MB); workspaces at kWs.
 void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x100000 * i); }
+void* at(uintptr_t i, size_t byte_offset) { return static_cast<char*>(fake(i)) + byte_offset; }
+constexpr uintptr_t kWs = 64;
 
 DecodeAttentionArgs valid_args() {
   DecodeAttentionArgs a;
@@ -186,7 +190,7 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
          a.single_launch = true;
          a.merge_counters = TensorView::contiguous(reinterpret_cast<char*>(fake(7)) + 2, DType::kInt32, {128});
        },
-       StatusCode::kInvalidArgument, {"merge_counters is not 4-byte aligned"}},
+       StatusCode::kInvalidArgument, {"merge_counters", "at address 0x700002 is not 4-byte aligned"}},
       {"single launch without counters", [](auto& a) { a.single_launch = true; }, StatusCode::kInvalidArgument,
        {"merge_counters"}},
       {"single launch, counters too short",
@@ -227,7 +231,7 @@ TEST(AttentionValidation, WorkspaceTooSmall) {
   DecodeAttentionArgs a = valid_args();
   a.max_splits = 8;
   size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
-  Status s = decode_attention(a, {fake(9), need - 16});
+  Status s = decode_attention(a, {fake(kWs), need - 16});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("workspace of " + std::to_string(need - 16) + " bytes is too small"), std::string::npos)
       << s.message();
@@ -238,14 +242,108 @@ TEST(AttentionValidation, MergeCountersMustNotOverlapTheWorkspace) {
   a.max_splits = 8;
   a.single_launch = true;
   size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
-  a.merge_counters = TensorView::contiguous(reinterpret_cast<char*>(fake(9)) + need - 16, DType::kInt32, {128});
-  Status s = decode_attention(a, {fake(9), need});
+  a.merge_counters = TensorView::contiguous(at(kWs, need - 16), DType::kInt32, {128});
+  Status s = decode_attention(a, {fake(kWs), need});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("merge_counters overlaps the workspace"), std::string::npos) << s.message();
-  a.merge_counters = TensorView::contiguous(reinterpret_cast<char*>(fake(9)) + need, DType::kInt32, {128});
+  a.merge_counters = TensorView::contiguous(at(kWs, need), DType::kInt32, {128});
   attention::AttentionShape shape;  // adjacent, not overlapping: accepted (validation only, no launch)
   ASSERT_TRUE(attention::validate(a, &shape).is_ok());
-  s = attention::validate_workspace(a, shape, {fake(9), need});
+  s = attention::validate_workspace(a, shape, {fake(kWs), need});
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+}
+
+// The partial results would overwrite an input, or an output would overwrite them: every
+// argument is checked against the workspace's first decode_attention_workspace_bytes bytes.
+TEST(AttentionValidation, WorkspaceMustNotOverlapAnArgument) {
+  size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
+  struct Case {
+    char const* name;
+    std::function<void(DecodeAttentionArgs&)> apply;
+  };
+  std::vector<Case> const cases = {
+      {"q", [&](auto& a) { a.q.data = at(kWs, need - 16); }},
+      {"out", [&](auto& a) { a.out.data = at(kWs, 4096); }},
+      {"lse", [&](auto& a) { a.lse = TensorView::contiguous(at(kWs, need - 4), DType::kFloat32, {4, 32}); }},
+      {"page_table", [&](auto& a) { a.page_table.data = at(kWs, 0); }},
+      {"cache_seqlens", [&](auto& a) { a.cache_seqlens.data = at(kWs, 64); }},
+      {"num_kv_splits", [&](auto& a) { a.num_kv_splits = TensorView::contiguous(at(kWs, 128), DType::kInt32, {4}); }},
+      {"sinks", [&](auto& a) { a.sinks = TensorView::contiguous(at(kWs, 256), DType::kFloat32, {32}); }},
+      {"k_cache", [&](auto& a) { a.k_cache.data = at(kWs - 1, 0); }},  // 13 MB from 63 MB: covers the workspace
+  };
+  for (Case const& c : cases) {
+    SCOPED_TRACE(c.name);
+    DecodeAttentionArgs a = valid_args();
+    a.max_splits = 8;
+    c.apply(a);
+    Status const s = decode_attention(a, {fake(kWs), need});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find(std::string(c.name) + " overlaps the workspace"), std::string::npos) << s.message();
+  }
+  // Right after the partial results: accepted (validation only, no launch).
+  DecodeAttentionArgs a = valid_args();
+  a.max_splits = 8;
+  a.lse = TensorView::contiguous(at(kWs, need), DType::kFloat32, {4, 32});
+  attention::AttentionShape shape;
+  ASSERT_TRUE(attention::validate(a, &shape).is_ok());
+  Status const s = attention::validate_workspace(a, shape, {fake(kWs), need});
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+}
+
+// Views that the kernels cannot use as given: misaligned pointers (the kernel's loads and
+// stores would fault) and outputs whose elements share addresses.
+TEST(AttentionValidation, MisalignedOrOverlappingViewsAreNamed) {
+  struct Case {
+    char const* name;
+    std::function<void(DecodeAttentionArgs&)> apply;
+    std::vector<std::string> has;
+  };
+  std::vector<Case> const cases = {
+      {"q odd address", [](auto& a) { a.q.data = at(1, 1); }, {"q at address 0x100001 is not 2-byte aligned", "bfloat16"}},
+      {"out odd address", [](auto& a) { a.out.data = at(6, 3); }, {"out at address 0x600003 is not 2-byte aligned"}},
+      {"cache_seqlens", [](auto& a) { a.cache_seqlens.data = at(4, 2); }, {"cache_seqlens at address 0x400002", "4-byte"}},
+      {"page_table", [](auto& a) { a.page_table.data = at(5, 6); }, {"page_table at address 0x500006", "4-byte"}},
+      {"num_kv_splits",
+       [](auto& a) { a.num_kv_splits = TensorView::contiguous(at(10, 2), DType::kInt32, {4}); },
+       {"num_kv_splits at address 0xa00002", "4-byte"}},
+      {"sinks", [](auto& a) { a.sinks = TensorView::contiguous(at(8, 1), DType::kFloat32, {32}); }, {"sinks at address", "4-byte"}},
+      {"alibi_slopes",
+       [](auto& a) { a.alibi_slopes = TensorView::contiguous(at(8, 2), DType::kFloat32, {32}); },
+       {"alibi_slopes at address", "4-byte"}},
+      {"lse", [](auto& a) { a.lse = TensorView::contiguous(at(7, 2), DType::kFloat32, {4, 32}); }, {"lse at address", "4-byte"}},
+      {"k_cache odd address", [](auto& a) { a.k_cache.data = at(2, 1); }, {"k_cache at address 0x200001"}},
+      {"out heads on one row", [](auto& a) { a.out.stride[1] = 0; }, {"out has overlapping elements: stride 0 in dim 1"}},
+      {"out rows overlapping", [](auto& a) { a.out.stride[0] = 100; }, {"out has overlapping elements: stride 100 in dim 0"}},
+      {"lse tokens on one row",
+       [](auto& a) { a.lse = TensorView::strided(fake(7), DType::kFloat32, {4, 32}, {0, 1}); },
+       {"lse has overlapping elements: stride 0 in dim 0"}},
+      {"lse inside out", [](auto& a) { a.lse = TensorView::contiguous(at(6, 256), DType::kFloat32, {4, 32}); }, {"lse overlaps out"}},
+      {"softmax_scale negative", [](auto& a) { a.softmax_scale = -0.5f; }, {"softmax_scale -0.5"}},
+      {"softmax_scale NaN", [](auto& a) { a.softmax_scale = std::nanf(""); }, {"softmax_scale nan"}},
+      {"softmax_scale inf", [](auto& a) { a.softmax_scale = INFINITY; }, {"softmax_scale inf"}},
+      {"page size 512",
+       [](auto& a) {
+         a.k_cache.shape[1] = 512;
+         a.v_cache.shape[1] = 512;
+       },
+       {"page_size 512"}},
+      {"v_cache dtype", [](auto& a) { a.v_cache.dtype = DType::kFloat16; }, {"v_cache dtype float16", "bfloat16"}},
+      {"out dtype", [](auto& a) { a.out.dtype = DType::kFloat16; }, {"out dtype float16"}},
+  };
+  for (Case const& c : cases) {
+    SCOPED_TRACE(c.name);
+    DecodeAttentionArgs a = valid_args();
+    c.apply(a);
+    for (Status const& s : {decode_attention_supported(a), decode_attention(a, {})}) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+      for (auto const& needle : c.has) EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+    }
+  }
+  // Padded and transposed outputs whose elements stay distinct are accepted.
+  DecodeAttentionArgs a = valid_args();
+  a.out = TensorView::strided(fake(6), DType::kBFloat16, {4, 32, 128}, {32 * 136, 136, 1});
+  a.lse = TensorView::strided(fake(7), DType::kFloat32, {4, 32}, {40, 1});
+  Status const s = decode_attention_supported(a);
   EXPECT_TRUE(s.is_ok()) << s.to_string();
 }
 
