@@ -1,0 +1,223 @@
+// decode_attention on inputs that the case-by-case tests (test_decode_attention.cpp) leave out:
+// a custom softmax scale; every visible key counted exactly once, at every page size (q = 0
+// makes each key weigh 1, so lse is log(visible keys) to float rounding); device-side values
+// out of range (split counts, lengths, page ids), which the kernels clamp; and the small-page
+// and single-launch paths with PDL off and on, eager and in a graph.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "baton/attention.h"
+#include "common/gpu.h"
+#include "gpu/attention_case.h"
+
+namespace baton::test {
+namespace {
+
+class AttentionInputs : public GpuTest {
+ protected:
+  // One call over poisoned outputs in the given mode; returns out's and lse's bytes.
+  static std::vector<unsigned char> run(DeviceAttention& d, bool early, bool single) {
+    d.args.inputs_written_before_chain = early;
+    d.args.single_launch = single;
+    d.args.merge_counters =
+        single ? TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())})
+               : TensorView{};
+    d.poison();
+    Status const s = decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOn});
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return d.output_bytes();
+  }
+  // The default mode against the reference (lse to within lse_atol), then early reads and
+  // single launch against the default mode's bits.
+  static void check_modes(DeviceAttention& d, double lse_atol, double lse_rtol) {
+    std::vector<unsigned char> const base = run(d, false, false);
+    EXPECT_TRUE(d.matches_reference(true, lse_atol, lse_rtol)) << "default mode";
+    for (auto [early, single] : {std::pair{true, false}, {false, true}, {true, true}}) {
+      std::vector<unsigned char> const other = run(d, early, single);
+      EXPECT_TRUE(bitwise_equal(other.data(), base.data(), base.size(),
+                                early && single ? "early reads + single launch" : early ? "early reads" : "single launch"));
+    }
+  }
+};
+
+// softmax_scale replaces 1 / sqrt(head_dim) before the softcap and ALiBi (decode-attention.md):
+// scales far from the default (0.088 at head_dim 128) with softcap, sinks and several splits,
+// at a small page and at page 64, in every mode. A kernel that ignored the scale, or applied it
+// after the softcap, would miss the reference by far more than the tolerance.
+TEST_F(AttentionInputs, CustomSoftmaxScale) {
+  for (float scale : {0.02f, 0.3f, 1.5f}) {
+    for (int ps : {1, 64}) {
+      SCOPED_TRACE("softmax_scale " + std::to_string(scale) + ", page " + std::to_string(ps));
+      AttnShape s;
+      s.lens = {1300, 77, 5};
+      s.max_splits = 4;
+      s.splits = {4, 2, 1};
+      s.page_size = ps;
+      s.softmax_scale = scale;
+      s.softcap = 20.f;
+      s.sinks = true;
+      s.seed = uint64_t(ps) * 10 + 1;
+      DeviceAttention d(s);
+      check_modes(d, 2e-3, 1e-4);
+    }
+  }
+  // Without softcap, with ALiBi and draft tokens.
+  AttnShape s;
+  s.lens = {900, 40};
+  s.q_len = 3;
+  s.max_splits = 3;
+  s.splits = {3, 1};
+  s.softmax_scale = 0.5f;
+  s.alibi = true;
+  DeviceAttention d(s);
+  check_modes(d, 2e-3, 1e-4);
+}
+
+// q = 0: every score is 0, so a visible key weighs exactly 1 and lse = log(visible keys)
+// (with a sink: log(keys + e^sink)), which the kernels compute to float rounding (a few 1e-6
+// here). The lse bound below, 2e-5 + 1e-6 |lse|, is under the change one key more or less
+// makes (1 / 20548 = 4.9e-5 at the longest request), so a tile or key read twice, or skipped,
+// at a page boundary, a split boundary, a ring turn or a split count past 8 fails -- which the
+// random-q tests' bound (2e-3) cannot see at long lengths. out is the mean of V over the
+// visible keys (the usual bound). Every page size from 1 to 256.
+TEST_F(AttentionInputs, EveryKeyCountedOnce) {
+  for (int ps = 1; ps <= 256; ps *= 2) {
+    {
+      SCOPED_TRACE("ragged batch, page " + std::to_string(ps));
+      AttnShape s;
+      s.lens = {1, 15, 16, 17, 33, 1001, 4099};
+      s.max_splits = 9;
+      s.splits = {1, 1, 2, 1, 3, 8, 9};
+      s.page_size = ps;
+      s.zero_q = true;
+      s.sinks = ps == 8 || ps == 64;
+      s.seed = uint64_t(ps) * 3 + 2;
+      DeviceAttention d(s);
+      check_modes(d, 2e-5, 1e-6);
+    }
+    {
+      SCOPED_TRACE("one request of 20548 keys, 32 splits, page " + std::to_string(ps));
+      AttnShape s;
+      s.lens = {20548};
+      s.max_splits = 32;
+      s.splits = {32};
+      s.page_size = ps;
+      s.zero_q = true;
+      s.seed = uint64_t(ps) * 3 + 3;
+      DeviceAttention d(s);
+      check_modes(d, 2e-5, 1e-6);
+      if (ps == 16) {  // the bound's power: one key fewer on the device fails it, the usual bound does not
+        d.upload_device_inputs({20547}, d.c.page_table, {32});
+        run(d, false, false);
+        EXPECT_FALSE(d.matches_reference(true, 2e-5, 1e-6)) << "one key fewer passed the tight bound";
+        EXPECT_TRUE(d.matches_reference(true, 2e-3, 1e-4)) << "the usual bound saw one key fewer";
+      }
+    }
+  }
+  // Draft tokens (causal: token t sees the first L - q_len + 1 + t keys) with a window.
+  for (int ps : {1, 16}) {
+    SCOPED_TRACE("q_len 3, window 500, page " + std::to_string(ps));
+    AttnShape s;
+    s.lens = {3001, 20, 700};
+    s.q_len = 3;
+    s.window_left = 500;
+    s.max_splits = 6;
+    s.splits = {6, 1, 5};
+    s.page_size = ps;
+    s.zero_q = true;
+    DeviceAttention d(s);
+    check_modes(d, 2e-5, 1e-6);
+  }
+}
+
+// Device values the host cannot check are clamped (attention_common.cuh, split_kv_item.cuh):
+// a split count below 1 runs as 1 and one past max_splits as max_splits; a length below 0 as 0
+// and one past the page table's columns x page_size as that many keys; a page id outside [0,
+// num_pages) reads zeros for its keys. The outputs must equal, bit for bit, those of the
+// clamped inputs -- with every bad page id replaced by a page of zeros -- which are valid and
+// must match the reference; and under compute-sanitizer memcheck nothing is read out of bounds.
+TEST_F(AttentionInputs, OutOfRangeDeviceValuesAreClamped) {
+  for (int ps : {1, 16, 64}) {
+    for (int mode = 0; mode < 3; ++mode) {  // default, early reads, single launch
+      bool const early = mode == 1, single = mode == 2;
+      SCOPED_TRACE("page " + std::to_string(ps) + (early ? ", early reads" : "") + (single ? ", single launch" : ""));
+      AttnShape s;
+      s.lens = {300, 40, 1000, 0, 64, 700};
+      s.max_splits = 4;
+      s.splits = {1, 1, 4, 1, 2, 4};  // the clamped counts
+      s.page_size = ps;
+      s.sinks = true;
+      s.seed = uint64_t(ps) * 5 + mode;
+      DeviceAttention d(s);
+      int const cols = d.page_table_cols(), stride = d.c.pt_stride;
+      int32_t const zero = d.zero_spare_page();
+      // The clamped inputs: request 4 as long as its table row (past its own pages: the zero
+      // page), request 5 with three of its pages replaced by the zero page.
+      int const full = cols * ps;
+      std::vector<int32_t> bad_rows = d.c.page_table;
+      for (int j = (64 + ps - 1) / ps; j < cols; ++j) {
+        d.c.page_table[4 * stride + j] = zero;
+        bad_rows[4 * stride + j] = j % 3 == 0 ? -1 : (j % 3 == 1 ? INT_MIN : int32_t(d.pool_pages()));
+      }
+      int const p5 = (700 + ps - 1) / ps;
+      for (int j : {0, p5 / 2, p5 - 1}) {
+        d.c.page_table[5 * stride + j] = zero;
+        bad_rows[5 * stride + j] = j == 0 ? int32_t(d.pool_pages()) : (j == p5 - 1 ? INT_MAX : -7);
+      }
+      d.c.cache_seqlens[4] = full;
+      std::vector<int32_t> const good_lens(d.c.cache_seqlens.begin(), d.c.cache_seqlens.end());
+      d.upload_device_inputs(good_lens, d.c.page_table, {1, 1, 4, 1, 2, 4});
+      std::vector<unsigned char> const want = run(d, early, single);
+      EXPECT_TRUE(d.matches_reference()) << "the clamped inputs";
+      // The same call with the out-of-range values.
+      d.upload_device_inputs({300, 40, 1000, -1, full + 100, 700}, bad_rows, {0, -3, 4, 1, 2, 9});
+      std::vector<unsigned char> const got = run(d, early, single);
+      EXPECT_TRUE(bitwise_equal(got.data(), want.data(), want.size(), "out-of-range inputs vs clamped"));
+      std::vector<int32_t> const counters = d.counters();
+      for (size_t i = 0; single && i < counters.size(); ++i) ASSERT_EQ(counters[i], 0) << "merge counter " << i;
+    }
+  }
+}
+
+// pdl-contract.md rule 7 on the paths the other bitwise tests run at page 64 only: the
+// small-page producers (pages 1 and 4, with ALiBi and softcap) and single launch, each with
+// PDL off and on, eager and captured in a graph, by default and with early reads: the same bits
+// in all eight, matching the reference.
+TEST_F(AttentionInputs, SmallPagesAndSingleLaunchSameBitsPdlAndGraph) {
+  for (auto [ps, single] : {std::pair{1, false}, {4, false}, {4, true}, {64, true}}) {
+    SCOPED_TRACE("page " + std::to_string(ps) + (single ? ", single launch" : ""));
+    AttnShape s;
+    s.lens = {1500, 3, 777, 64};
+    s.q_len = 2;
+    s.max_splits = 6;
+    s.splits = {6, 1, 3, 2};
+    s.page_size = ps;
+    s.alibi = true;
+    s.softcap = 30.f;
+    s.sinks = true;
+    s.single_launch = single;
+    DeviceAttention d(s);
+    std::vector<std::vector<unsigned char>> all;
+    for (bool early : {false, true}) {
+      d.args.inputs_written_before_chain = early;
+      std::vector<std::vector<unsigned char>> const runs = run_pdl_and_graph_configs(
+          [&](cudaStream_t stream, PdlMode pdl) { return decode_attention(d.args, d.ws(), {stream, pdl}); },
+          [&] { d.poison(); }, [&] { return d.output_bytes(); });
+      ASSERT_EQ(runs.size(), 4u);
+      EXPECT_TRUE(d.matches_reference()) << (early ? "early reads" : "default mode");
+      all.insert(all.end(), runs.begin(), runs.end());
+    }
+    char const* const names[] = {"PDL off, eager", "PDL on, eager", "PDL off, graph", "PDL on, graph"};
+    for (size_t i = 1; i < all.size(); ++i) {
+      EXPECT_TRUE(bitwise_equal(all[i].data(), all[0].data(), all[0].size(), names[i % 4]))
+          << (i >= 4 ? "early reads" : "default mode");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton::test
