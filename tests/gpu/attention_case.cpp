@@ -111,6 +111,11 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
     std::fill(c.q.begin(), c.q.end(), 0.f);
     std::fill(bits.begin(), bits.end(), uint16_t(0));
   }
+  if (s.q_pad > 0) {  // each row followed by q_pad NaN elements
+    std::vector<uint16_t> wide(bits.size() / D * (D + s.q_pad), 0xFFFF);
+    for (size_t r = 0; r < bits.size() / D; ++r) std::copy_n(bits.begin() + r * D, D, wide.begin() + r * (D + s.q_pad));
+    bits.swap(wide);
+  }
   q.upload(bits);
   c.k.resize(pool_elems);
   random_fill(c.k, bits, s.dtype, rng, 1.0f);
@@ -141,7 +146,8 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   merge_counters.poison(0x00);  // zeroed once after allocation
 
   DecodeAttentionArgs& a = args;
-  a.q = TensorView::contiguous(q.get(), s.dtype, {tokens, s.num_q_heads, D});
+  int64_t const q_row = D + s.q_pad;
+  a.q = TensorView::strided(q.get(), s.dtype, {tokens, s.num_q_heads, D}, {s.num_q_heads * q_row, q_row, 1});
   auto pool_view = [&](void* p) {
     return s.layout == KvLayout::kNHD
                ? TensorView::strided(p, s.dtype, {pool_pages_, ps, hkv, D}, {c.stride_page, c.stride_token, c.stride_head, 1})
@@ -269,6 +275,18 @@ std::vector<unsigned char> DeviceAttention::output_bytes() const {
     if (!(err <= tol)) {  // NaN fails
       if (bad < 6) msg += "\n  out[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(ref_out[i]);
       ++bad;
+    }
+  }
+  // A row with no visible key is zeros (decode-attention.md), exactly, whatever the bound.
+  int const D = shape_.head_dim;
+  for (size_t r = 0; r < ref_lse.size(); ++r) {
+    if (!(std::isinf(ref_lse[r]) && ref_lse[r] < 0)) continue;
+    for (int d = 0; d < D; ++d) {
+      float const g = from_bits(got_bits[r * D + d], shape_.dtype);
+      if (g != 0.f) {
+        if (bad < 6) msg += "\n  out[" + std::to_string(r * D + d) + "] of an empty row is " + std::to_string(g);
+        ++bad;
+      }
     }
   }
   for (size_t i = 0; check_lse && i < ref_lse.size(); ++i) {

@@ -18,6 +18,7 @@ struct AttnShape {
   KvLayout layout = KvLayout::kNHD;
   bool padded = false;             // non-contiguous pool strides
   int out_pad = 0;                 // elements after each (token, head) row of out: non-contiguous out strides
+  int q_pad = 0;                   // elements (NaN) after each (token, head) row of q: q as a view into a wider tensor
   int max_splits = 1;
   std::vector<int> splits;         // empty: no num_kv_splits tensor (max_splits for all)
   int window_left = -1;

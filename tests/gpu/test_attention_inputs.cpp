@@ -1,8 +1,9 @@
 // decode_attention on inputs that the case-by-case tests (test_decode_attention.cpp) leave out:
 // a custom softmax scale; every visible key counted exactly once, at every page size (q = 0
 // makes each key weigh 1, so lse is log(visible keys) to float rounding); device-side values
-// out of range (split counts, lengths, page ids), which the kernels clamp; and the small-page
-// and single-launch paths with PDL off and on, eager and in a graph.
+// out of range (split counts, lengths, page ids), which the kernels clamp; q as a strided view
+// at every draft length; and the small-page and single-launch paths with PDL off and on, eager
+// and in a graph.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -180,6 +181,42 @@ TEST_F(AttentionInputs, OutOfRangeDeviceValuesAreClamped) {
       std::vector<int32_t> const counters = d.counters();
       for (size_t i = 0; single && i < counters.size(); ++i) ASSERT_EQ(counters[i], 0) << "merge counter " << i;
     }
+  }
+}
+
+// q as a view into a wider tensor (as a fused qkv projection gives it: rows past a head's
+// head_dim elements, here NaN), including row starts that are not 16-byte aligned (the
+// producer's element-wise q load), at every draft length 1..8; and the largest packed row
+// count, group 16 x q_len 8 = 128 rows per kv head.
+TEST_F(AttentionInputs, StridedQueriesAndEveryDraftLength) {
+  int const pads[] = {1, 8, 0, 3, 64, 5, 2, 16};
+  for (int q_len = 1; q_len <= 8; ++q_len) {
+    SCOPED_TRACE("q_len " + std::to_string(q_len) + ", q_pad " + std::to_string(pads[q_len - 1]));
+    AttnShape s;
+    s.lens = {q_len, 700 + q_len, 2049};
+    s.q_len = q_len;
+    s.max_splits = 5;
+    s.splits = {1, 3, 5};
+    s.page_size = q_len % 2 == 0 ? 16 : 2;
+    s.q_pad = pads[q_len - 1];
+    s.seed = uint64_t(q_len) + 40;
+    DeviceAttention d(s);
+    check_modes(d, 2e-3, 1e-4);
+  }
+  for (int ps : {1, 64}) {
+    SCOPED_TRACE("group 16, q_len 8, page " + std::to_string(ps));
+    AttnShape s;
+    s.lens = {1200, 9};
+    s.q_len = 8;
+    s.num_kv_heads = 2;
+    s.num_q_heads = 32;
+    s.head_dim = 64;
+    s.max_splits = 4;
+    s.splits = {4, 1};
+    s.page_size = ps;
+    s.q_pad = 1;
+    DeviceAttention d(s);
+    check_modes(d, 2e-3, 1e-4);
   }
 }
 

@@ -768,14 +768,22 @@ TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
 
 // ---- graphs and bitwise equality -----------------------------------------------------------
 
+// One capture, four replays with new lengths, page assignments and split counts uploaded in
+// between: at pages 16, 2 (the small-page producers) and 256, by default and with early reads
+// (which read the lengths and page table before the wait), two kernels and single launch.
 TEST_F(DecodeAttention, GraphCapturedOnceReplaysNewLengthsPagesAndSplits) {
-  for (bool single : {false, true}) {
-  SCOPED_TRACE(single ? "single launch" : "producer + reducer");
+  for (int mode = 0; mode < 12; ++mode) {  // page 16 / 2 / 256 x early reads off / on x single launch off / on
+  int const ps = mode / 4 == 0 ? 16 : (mode / 4 == 1 ? 2 : 256);
+  bool const early = mode % 4 >= 2, single = mode % 2 == 1;
+  SCOPED_TRACE(std::string(single ? "single launch" : "producer + reducer") + (early ? ", early reads" : "") +
+               ", page " + std::to_string(ps));
   AttnShape s;
   s.lens = {900, 50, 2000, 1};
   s.max_splits = 8;
   s.splits = {4, 1, 8, 1};
   s.single_launch = single;
+  s.early = early;
+  s.page_size = ps;
   DeviceAttention d(s);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
