@@ -64,8 +64,9 @@ void run_harness(AttnShape const& s) {
 
 // inputs_written_before_chain: lengths, page table and split counts are in place before the
 // chain; the stalled predecessor writes q and this step's new K/V rows (the last q_len
-// positions of each request), which the producer must still read after its wait.
-void run_early_harness(AttnShape s) {
+// positions of each request), which the producer must still read after its wait. How the
+// harness ended with `consumer`, and its message in *message.
+RaceHarness::Outcome early_harness_outcome(AttnShape s, Consumer const& consumer, std::string* message) {
   s.early = true;
   DeviceAttention d(s);
   auto src_q = copy_of(d.q);
@@ -74,8 +75,10 @@ void run_early_harness(AttnShape s) {
   RaceHarness h;
   h.inputs = {{d.q.get(), src_q.get(), src_q.bytes(), 0xFF}};  // NaN queries
   size_t const row_bytes = size_t(s.head_dim) * 2;
-  for (int b = 0; b < int(s.lens.size()); ++b) {
-    for (int t = std::max(0, s.lens[b] - s.q_len); t < s.lens[b]; ++t) {
+  // The harness stages at most 64 inputs: q, then as many new K/V rows as fit (all of them in
+  // every case but the mutation test's 40 requests, where the others are simply in place).
+  for (int b = 0; b < int(s.lens.size()) && h.inputs.size() + 2 * s.num_kv_heads <= 64; ++b) {
+    for (int t = std::max(0, s.lens[b] - s.q_len); t < s.lens[b] && h.inputs.size() + 2 * s.num_kv_heads <= 64; ++t) {
       for (int kvh = 0; kvh < s.num_kv_heads; ++kvh) {
         size_t const off = size_t(d.c.kv_offset(b, t, kvh)) * 2;
         h.inputs.push_back({reinterpret_cast<char*>(d.k.get()) + off, reinterpret_cast<char*>(src_k.get()) + off,
@@ -87,9 +90,16 @@ void run_early_harness(AttnShape s) {
   }
   h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF},
                {d.workspace.get(), d.workspace.bytes(), 0xFF}};
-  h.consumer = [&](cudaStream_t stream) { return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn}); };
+  h.consumer = [&](cudaStream_t stream) { return consumer(d, stream); };
   h.check = [&] { return d.matches_reference(); };
-  EXPECT_TRUE(h.run());
+  RaceHarness::Outcome how = RaceHarness::Outcome::kError;
+  *message = h.run(&how).message();
+  return how;
+}
+
+void run_early_harness(AttnShape const& s) {
+  std::string message;
+  EXPECT_EQ(early_harness_outcome(s, library_call, &message), RaceHarness::Outcome::kPassed) << message;
 }
 
 TEST_F(AttentionRace, EarlyReadsStillWaitForQAndNewKeys) {
@@ -268,9 +278,8 @@ Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   BATON_RETURN_IF_ERROR(validate(d.args, &shape));
   AttentionParams const p = make_params(d.args, shape, d.ws());
   if (d.args.max_splits != 1 || p.rows > 8 || shape.head_dim != 128 || d.args.q.dtype != DType::kBFloat16 ||
-      d.args.inputs_written_before_chain || d.args.single_launch) {
-    return Status::invalid_argument(
-        "launch_producer: the case must be bf16, head_dim 128, <= 8 rows, one split, default reads");
+      d.args.single_launch) {
+    return Status::invalid_argument("launch_producer: the case must be bf16, head_dim 128, <= 8 rows, one split");
   }
   using bf16 = __nv_bfloat16;
   bool const many = p.batch > kFewRequests;
@@ -297,6 +306,32 @@ void expect_harness_catches_missing_wait(AttnShape const& s) {
   auto mutant = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); };
   EXPECT_EQ(harness_outcome(s, mutant, &message), RaceHarness::Outcome::kCheckFailed)
       << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
+}
+
+// With early reads the producer reads lengths, page table and old K/V before its wait, and q
+// and this step's new K/V rows after it; the early harness stages only those. The same kernel
+// without its wait must fail it (as it would read q and the new rows before the stalled
+// kernel wrote them), at page 16 and page 2, few requests and many.
+TEST_F(AttentionRace, HarnessCatchesAnEarlyReadsProducerWithoutItsWait) {
+  for (int page : {16, 2}) {
+    for (int batch : {3, 40}) {
+      SCOPED_TRACE("page " + std::to_string(page) + ", batch " + std::to_string(batch));
+      AttnShape s;
+      s.lens = {1024, 5, 300};
+      for (int b = 3; b < batch; ++b) s.lens.push_back(20 + 31 * b);
+      s.q_len = 2;
+      s.num_q_heads = 8;
+      s.num_kv_heads = 2;
+      s.page_size = page;
+      std::string message;
+      auto control = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, true, stream); };
+      ASSERT_EQ(early_harness_outcome(s, control, &message), RaceHarness::Outcome::kPassed)
+          << "control launch (with the wait) failed, so the mutation result would mean nothing: " << message;
+      auto mutant = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); };
+      EXPECT_EQ(early_harness_outcome(s, mutant, &message), RaceHarness::Outcome::kCheckFailed)
+          << "the early harness did not catch a producer that reads q and new keys before its wait: " << message;
+    }
+  }
 }
 
 // Both producer instances: the few-requests one (3 requests) and find_items' (40); at page
