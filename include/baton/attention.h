@@ -18,6 +18,12 @@ enum class KvLayout {
   kHND,  // [num_pages, num_kv_heads, page_size, head_dim]
 };
 
+// Device-resident values that the host cannot check are clamped, so that no input makes a
+// kernel read or write out of bounds: a length below 0 counts as 0 and one past the page
+// table's columns x page_size as that many keys; a split count below 1 as 1 and one past
+// max_splits as max_splits; a page id outside [0, num_pages) reads zeros for its keys (they
+// still count as keys with K = V = 0). AttentionInputs.OutOfRangeDeviceValuesAreClamped checks
+// that these give the same bits as the clamped inputs.
 struct DecodeAttentionArgs {
   TensorView q;              // [batch_size * q_len, num_q_heads, head_dim] bf16 | fp16
   TensorView k_cache;        // paged pool, layout below, same dtype as q, head_dim contiguous
