@@ -271,7 +271,7 @@ auto* producer_instance(bool many, bool wait) {
 // instance decode_attention picks for the batch and page size: warp-scan search up to
 // kFewRequests requests, find_items past it; the small-page instance below 16 keys) directly,
 // with or without its PDL wait (kWait), as decode_attention launches it with one split per
-// request (no reducer follows): one CTA per (kv head, request), PDL on.
+// request (no reducer follows): one CTA per (kv head, request), PDL on; default or early reads.
 Status launch_producer(DeviceAttention& d, bool wait, cudaStream_t stream) {
   using namespace attention;
   AttentionShape shape;
