@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -217,6 +218,34 @@ TEST_F(AttentionInputs, StridedQueriesAndEveryDraftLength) {
     s.q_pad = 1;
     DeviceAttention d(s);
     check_modes(d, 2e-3, 1e-4);
+  }
+}
+
+// The largest max_splits validation accepts (1024): a 20000-key request in 1024 splits (cut at
+// 16-key tile boundaries: one or two tiles each), one in 700 and a 50-key request in 1024 (most
+// splits empty): the reducer's merge past 32 splits, 8 at a time, in every mode (single launch
+// falls back to two kernels here: 1024 splits do not fit a CTA's merge).
+// Then the same calls without lse (an optional output): out must not change.
+TEST_F(AttentionInputs, MaxSplitsAtTheLimitAndNoLse) {
+  AttnShape s;
+  s.lens = {20000, 9000, 50};
+  s.num_q_heads = 8;
+  s.num_kv_heads = 2;
+  s.max_splits = 1024;
+  s.splits = {1024, 700, 1024};
+  s.sinks = true;
+  DeviceAttention d(s);
+  check_modes(d, 2e-3, 1e-4);
+  std::vector<uint16_t> const with_lse = d.out_bits();
+  d.args.lse = TensorView{};
+  for (auto [early, single] : {std::pair{false, false}, {true, false}, {false, true}}) {
+    SCOPED_TRACE(std::string("no lse") + (early ? ", early reads" : "") + (single ? ", single launch" : ""));
+    run(d, early, single);
+    std::vector<uint16_t> const bits = d.out_bits();
+    EXPECT_TRUE(bitwise_equal(bits.data(), with_lse.data(), bits.size() * 2, "out without lse vs with it"));
+    EXPECT_TRUE(d.matches_reference(false));
+    std::vector<float> const lse = d.lse_values();
+    for (float x : lse) ASSERT_TRUE(std::isnan(x)) << "lse was written though not requested";
   }
 }
 
