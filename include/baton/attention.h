@@ -23,7 +23,9 @@ enum class KvLayout {
 // table's columns x page_size as that many keys; a split count below 1 as 1 and one past
 // max_splits as max_splits; a page id outside [0, num_pages) reads zeros for its keys (they
 // still count as keys with K = V = 0). AttentionInputs.OutOfRangeDeviceValuesAreClamped checks
-// that these give the same bits as the clamped inputs.
+// that these give the same bits as the clamped inputs. What the call writes (out, lse,
+// merge_counters) must not overlap any other argument or the workspace (out may be the same
+// view as q); misaligned views are rejected too.
 struct DecodeAttentionArgs {
   TensorView q;              // [batch_size * q_len, num_q_heads, head_dim] bf16 | fp16
   TensorView k_cache;        // paged pool, layout below, same dtype as q, head_dim contiguous
@@ -39,7 +41,7 @@ struct DecodeAttentionArgs {
   float softcap = 0;         // s = softcap * tanh(s / softcap); 0: off
   TensorView sinks;          // optional [num_q_heads] float32, one logit per head (natural log)
   TensorView alibi_slopes;   // optional [num_q_heads] float32
-  TensorView out;            // [batch_size * q_len, num_q_heads, head_dim], q's dtype
+  TensorView out;            // [batch_size * q_len, num_q_heads, head_dim], q's dtype; may be q itself (in place)
   TensorView lse;            // optional [batch_size * q_len, num_q_heads] float32, natural log
   // PDL prologue reads. false (default): the producer reads nothing before its PDL wait, so
   // any earlier kernel of the step may write any input. true: the caller asserts that

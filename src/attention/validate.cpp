@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,14 @@ using detail::Checker;
 std::string str(int64_t v) { return std::to_string(v); }
 
 bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+bool same_view(TensorView const& a, TensorView const& b) {
+  if (a.data != b.data || a.rank != b.rank || a.dtype != b.dtype) return false;
+  for (int d = 0; d < a.rank; ++d) {
+    if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.stride[d] != b.stride[d])) return false;
+  }
+  return true;
+}
 
 Status check_cache(Checker const& c, TensorView const& kv, char const* name, DType dtype, KvLayout layout,
                    int num_kv_heads, int page_size, int head_dim, int64_t num_pages) {
@@ -132,7 +141,6 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
     BATON_RETURN_IF_ERROR(c.dim(a.lse, "lse", 1, num_q_heads, "num_q_heads"));
     BATON_RETURN_IF_ERROR(c.unit_stride(a.lse, "lse", 1));
     BATON_RETURN_IF_ERROR(c.distinct_elements(a.lse, "lse"));
-    if (detail::byte_span(a.lse).overlaps(detail::byte_span(a.out))) return c.fail("lse overlaps out");
   }
   if (a.single_launch) {  // one int32 per (token, query head) bounds the (request, kv head, row chunk) groups
     BATON_RETURN_IF_ERROR(c.tensor(a.merge_counters, "merge_counters (needed by single_launch)", 1, {DType::kInt32}));
@@ -140,6 +148,34 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
     if (a.merge_counters.shape[0] < num_tokens * num_q_heads) {
       return c.fail("merge_counters has " + str(a.merge_counters.shape[0]) + " elements, fewer than batch_size * q_len * num_q_heads = " +
                     str(num_tokens * num_q_heads));
+    }
+  }
+  // What the call writes (out, lse, the single-launch counters) must not overlap anything
+  // else it reads or writes, which other CTAs may still be reading; out may be q itself (the
+  // same view: each q row is read before its own output row is written), not a shifted one.
+  std::pair<TensorView const*, char const*> const all[] = {
+      {&a.out, "out"},
+      {&a.lse, "lse"},
+      {&a.merge_counters, "merge_counters"},
+      {&a.q, "q"},
+      {&a.k_cache, "k_cache"},
+      {&a.v_cache, "v_cache"},
+      {&a.cache_seqlens, "cache_seqlens"},
+      {&a.page_table, "page_table"},
+      {&a.num_kv_splits, "num_kv_splits"},
+      {&a.sinks, "sinks"},
+      {&a.alibi_slopes, "alibi_slopes"},
+  };
+  int const written = a.single_launch ? 3 : 2;
+  for (int w = 0; w < written; ++w) {
+    detail::ByteSpan const span = detail::byte_span(*all[w].first);
+    for (int o = w + 1; o < int(std::size(all)); ++o) {
+      if (o == 2 && !a.single_launch) continue;  // merge_counters: not used
+      if (w == 0 && o == 3 && same_view(a.out, a.q)) continue;
+      if (span.overlaps(detail::byte_span(*all[o].first))) {
+        return c.fail(std::string(all[w].second) + " overlaps " + all[o].second +
+                      (w == 0 && o == 3 ? " (only the same view as q is allowed)" : ""));
+      }
     }
   }
   if (num_kv_heads * row_chunks(group, a.q_len, head_dim) > 65535) {

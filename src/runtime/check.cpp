@@ -1,5 +1,6 @@
 #include "runtime/check.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -35,15 +36,24 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
   return Status::ok();
 }
 
+namespace {
+// a + b * c for non-negative operands, saturating at INT64_MAX (absurd strides must not wrap).
+int64_t add_mul_sat(int64_t a, int64_t b, int64_t c) {
+  if (b != 0 && c > (INT64_MAX - a) / b) return INT64_MAX;
+  return a + b * c;
+}
+}  // namespace
+
 ByteSpan byte_span(TensorView const& t) {
+  if (t.data == nullptr) return {};
   int64_t last = 0;  // offset of the last element, in elements
   for (int d = 0; d < t.rank; ++d) {
-    if (t.shape[d] == 0) return {};
-    last += (t.shape[d] - 1) * t.stride[d];
+    if (t.shape[d] <= 0) return {};
+    last = add_mul_sat(last, t.shape[d] - 1, t.stride[d]);
   }
   uintptr_t const begin = reinterpret_cast<uintptr_t>(t.data);
-  if (t.data == nullptr) return {};
-  return {begin, begin + static_cast<uintptr_t>(last + 1) * dtype_bytes(t.dtype)};
+  uint64_t const bytes = last >= INT64_MAX / 16 ? UINT64_MAX : uint64_t(last + 1) * dtype_bytes(t.dtype);
+  return {begin, bytes > UINTPTR_MAX - begin ? UINTPTR_MAX : begin + static_cast<uintptr_t>(bytes)};
 }
 
 Status Checker::distinct_elements(TensorView const& t, char const* name) const {
@@ -64,7 +74,7 @@ Status Checker::distinct_elements(TensorView const& t, char const* name) const {
       return fail(std::string(name) + " has overlapping elements: stride " + std::to_string(t.stride[d]) + " in dim " +
                   std::to_string(d) + " (" + t.describe() + ")");
     }
-    reach += (t.shape[d] - 1) * t.stride[d];
+    reach = add_mul_sat(reach, t.shape[d] - 1, t.stride[d]);
   }
   return Status::ok();
 }

@@ -86,8 +86,8 @@ TEST(AttentionWorkspace, SizeFollowsMaxSplits) {
   EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 2), 6 * 64 * 4 + 32);
 }
 
-// Device addresses for validation-only calls: argument i at i MB (the pools of valid_args()
-// take 13 MB each, up to 16 MB); workspaces at kWs.
+// Device addresses for validation-only calls: argument i at i MiB; valid_args()'s pools (12.5 MiB
+// each) at 16 and 32 MiB, clear of the other arguments; workspaces at kWs.
 void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x100000 * i); }
 void* at(uintptr_t i, size_t byte_offset) { return static_cast<char*>(fake(i)) + byte_offset; }
 constexpr uintptr_t kWs = 64;
@@ -95,8 +95,8 @@ constexpr uintptr_t kWs = 64;
 DecodeAttentionArgs valid_args() {
   DecodeAttentionArgs a;
   a.q = TensorView::contiguous(fake(1), DType::kBFloat16, {4, 32, 128});
-  a.k_cache = TensorView::contiguous(fake(2), DType::kBFloat16, {100, 64, 8, 128});
-  a.v_cache = TensorView::contiguous(fake(3), DType::kBFloat16, {100, 64, 8, 128});
+  a.k_cache = TensorView::contiguous(fake(16), DType::kBFloat16, {100, 64, 8, 128});
+  a.v_cache = TensorView::contiguous(fake(32), DType::kBFloat16, {100, 64, 8, 128});
   a.cache_seqlens = TensorView::contiguous(fake(4), DType::kInt32, {4});
   a.page_table = TensorView::contiguous(fake(5), DType::kInt32, {4, 20});
   a.out = TensorView::contiguous(fake(6), DType::kBFloat16, {4, 32, 128});
@@ -108,8 +108,8 @@ TEST(AttentionValidation, ValidArgsAreSupported) {
   Status s = decode_attention_supported(a);
   EXPECT_TRUE(s.is_ok()) << s.to_string();
   a.layout = KvLayout::kHND;
-  a.k_cache = TensorView::contiguous(fake(2), DType::kBFloat16, {100, 8, 64, 128});
-  a.v_cache = TensorView::contiguous(fake(3), DType::kBFloat16, {100, 8, 64, 128});
+  a.k_cache = TensorView::contiguous(fake(16), DType::kBFloat16, {100, 8, 64, 128});
+  a.v_cache = TensorView::contiguous(fake(32), DType::kBFloat16, {100, 8, 64, 128});
   a.q_len = 2;
   a.q = TensorView::contiguous(fake(1), DType::kBFloat16, {8, 32, 128});
   a.out = TensorView::contiguous(fake(6), DType::kBFloat16, {8, 32, 128});
@@ -221,7 +221,7 @@ TEST(AttentionValidation, SizeOneDimsNeedNoAlignedStride) {
   DecodeAttentionArgs a = valid_args();
   a.q = TensorView::contiguous(fake(1), DType::kBFloat16, {4, 8, 128});
   a.out = TensorView::contiguous(fake(6), DType::kBFloat16, {4, 8, 128});
-  a.k_cache = TensorView::strided(fake(2), DType::kBFloat16, {100, 64, 1, 128}, {64 * 128, 128, 1, 1});
+  a.k_cache = TensorView::strided(fake(16), DType::kBFloat16, {100, 64, 1, 128}, {64 * 128, 128, 1, 1});
   a.v_cache = a.k_cache;
   Status s = decode_attention_supported(a);
   EXPECT_TRUE(s.is_ok()) << s.to_string();
@@ -269,7 +269,9 @@ TEST(AttentionValidation, WorkspaceMustNotOverlapAnArgument) {
       {"cache_seqlens", [&](auto& a) { a.cache_seqlens.data = at(kWs, 64); }},
       {"num_kv_splits", [&](auto& a) { a.num_kv_splits = TensorView::contiguous(at(kWs, 128), DType::kInt32, {4}); }},
       {"sinks", [&](auto& a) { a.sinks = TensorView::contiguous(at(kWs, 256), DType::kFloat32, {32}); }},
-      {"k_cache", [&](auto& a) { a.k_cache.data = at(kWs - 1, 0); }},  // 13 MB from 63 MB: covers the workspace
+      {"k_cache", [&](auto& a) { a.k_cache.data = at(kWs - 1, 0); }},  // 12.5 MiB from 63 MiB: covers the workspace
+      {"v_cache", [&](auto& a) { a.v_cache.data = at(kWs - 8, 0); }},
+      {"alibi_slopes", [&](auto& a) { a.alibi_slopes = TensorView::contiguous(at(kWs, 512), DType::kFloat32, {32}); }},
   };
   for (Case const& c : cases) {
     SCOPED_TRACE(c.name);
@@ -311,13 +313,33 @@ TEST(AttentionValidation, MisalignedOrOverlappingViewsAreNamed) {
        [](auto& a) { a.alibi_slopes = TensorView::contiguous(at(8, 2), DType::kFloat32, {32}); },
        {"alibi_slopes at address", "4-byte"}},
       {"lse", [](auto& a) { a.lse = TensorView::contiguous(at(7, 2), DType::kFloat32, {4, 32}); }, {"lse at address", "4-byte"}},
-      {"k_cache odd address", [](auto& a) { a.k_cache.data = at(2, 1); }, {"k_cache at address 0x200001"}},
+      {"k_cache odd address", [](auto& a) { a.k_cache.data = at(16, 1); }, {"k_cache at address 0x1000001"}},
       {"out heads on one row", [](auto& a) { a.out.stride[1] = 0; }, {"out has overlapping elements: stride 0 in dim 1"}},
       {"out rows overlapping", [](auto& a) { a.out.stride[0] = 100; }, {"out has overlapping elements: stride 100 in dim 0"}},
       {"lse tokens on one row",
        [](auto& a) { a.lse = TensorView::strided(fake(7), DType::kFloat32, {4, 32}, {0, 1}); },
        {"lse has overlapping elements: stride 0 in dim 0"}},
-      {"lse inside out", [](auto& a) { a.lse = TensorView::contiguous(at(6, 256), DType::kFloat32, {4, 32}); }, {"lse overlaps out"}},
+      {"lse inside out", [](auto& a) { a.lse = TensorView::contiguous(at(6, 256), DType::kFloat32, {4, 32}); }, {"out overlaps lse"}},
+      {"out one row past q", [](auto& a) { a.out.data = at(1, 128 * 2); }, {"out overlaps q (only the same view as q"}},
+      {"out on the page table", [](auto& a) { a.out.data = at(5, 0); }, {"out overlaps page_table"}},
+      {"lse on the sinks",
+       [](auto& a) {
+         a.sinks = TensorView::contiguous(fake(8), DType::kFloat32, {32});
+         a.lse = TensorView::contiguous(at(8, 64), DType::kFloat32, {4, 32});
+       },
+       {"lse overlaps sinks"}},
+      {"counters on out",
+       [](auto& a) {
+         a.single_launch = true;
+         a.merge_counters = TensorView::contiguous(at(6, 1024), DType::kInt32, {128});
+       },
+       {"out overlaps merge_counters"}},
+      {"counters on the lengths",
+       [](auto& a) {
+         a.single_launch = true;
+         a.merge_counters = TensorView::contiguous(at(4, 0), DType::kInt32, {128});
+       },
+       {"merge_counters overlaps cache_seqlens"}},
       {"softmax_scale negative", [](auto& a) { a.softmax_scale = -0.5f; }, {"softmax_scale -0.5"}},
       {"softmax_scale NaN", [](auto& a) { a.softmax_scale = std::nanf(""); }, {"softmax_scale nan"}},
       {"softmax_scale inf", [](auto& a) { a.softmax_scale = INFINITY; }, {"softmax_scale inf"}},
@@ -339,12 +361,24 @@ TEST(AttentionValidation, MisalignedOrOverlappingViewsAreNamed) {
       for (auto const& needle : c.has) EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
     }
   }
-  // Padded and transposed outputs whose elements stay distinct are accepted.
-  DecodeAttentionArgs a = valid_args();
-  a.out = TensorView::strided(fake(6), DType::kBFloat16, {4, 32, 128}, {32 * 136, 136, 1});
-  a.lse = TensorView::strided(fake(7), DType::kFloat32, {4, 32}, {40, 1});
-  Status const s = decode_attention_supported(a);
-  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  // Accepted: padded outputs, a heads-major (transposed) out, out as q itself (in place), and
+  // counters anywhere when single launch is off (they are not used).
+  for (int form = 0; form < 4; ++form) {
+    SCOPED_TRACE("accepted form " + std::to_string(form));
+    DecodeAttentionArgs a = valid_args();
+    if (form == 0) {
+      a.out = TensorView::strided(fake(6), DType::kBFloat16, {4, 32, 128}, {32 * 136, 136, 1});
+      a.lse = TensorView::strided(fake(7), DType::kFloat32, {4, 32}, {40, 1});
+    } else if (form == 1) {
+      a.out = TensorView::strided(fake(6), DType::kBFloat16, {4, 32, 128}, {128, 4 * 128, 1});
+    } else if (form == 2) {
+      a.out = a.q;
+    } else {
+      a.merge_counters = TensorView::contiguous(fake(6), DType::kInt32, {128});
+    }
+    Status const s = decode_attention_supported(a);
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+  }
 }
 
 TEST(AttentionWavePlan, BadArgumentsAreNamedBeforeAnyCudaCall) {

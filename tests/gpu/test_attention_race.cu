@@ -66,19 +66,26 @@ void run_harness(AttnShape const& s) {
 // chain; the stalled predecessor writes q and this step's new K/V rows (the last q_len
 // positions of each request), which the producer must still read after its wait. How the
 // harness ended with `consumer`, and its message in *message.
-RaceHarness::Outcome early_harness_outcome(AttnShape s, Consumer const& consumer, std::string* message) {
+// stage_q false: q stays in place and only the new K/V rows are staged. truncate: stage as many
+// new K/V rows as the harness takes (64 inputs) and leave the rest in place; otherwise every
+// one is staged, or the harness reports an error.
+struct EarlyStaging {
+  bool stage_q = true;
+  bool truncate = false;
+};
+RaceHarness::Outcome early_harness_outcome(AttnShape s, Consumer const& consumer, std::string* message,
+                                           EarlyStaging staging = {}) {
   s.early = true;
   DeviceAttention d(s);
   auto src_q = copy_of(d.q);
   auto src_k = copy_of(d.k);
   auto src_v = copy_of(d.v);
   RaceHarness h;
-  h.inputs = {{d.q.get(), src_q.get(), src_q.bytes(), 0xFF}};  // NaN queries
+  if (staging.stage_q) h.inputs = {{d.q.get(), src_q.get(), src_q.bytes(), 0xFF}};  // NaN queries
   size_t const row_bytes = size_t(s.head_dim) * 2;
-  // The harness stages at most 64 inputs: q, then as many new K/V rows as fit (all of them in
-  // every case but the mutation test's 40 requests, where the others are simply in place).
-  for (int b = 0; b < int(s.lens.size()) && h.inputs.size() + 2 * s.num_kv_heads <= 64; ++b) {
-    for (int t = std::max(0, s.lens[b] - s.q_len); t < s.lens[b] && h.inputs.size() + 2 * s.num_kv_heads <= 64; ++t) {
+  auto room = [&] { return !staging.truncate || h.inputs.size() + 2 * s.num_kv_heads <= 64; };
+  for (int b = 0; b < int(s.lens.size()) && room(); ++b) {
+    for (int t = std::max(0, s.lens[b] - s.q_len); t < s.lens[b] && room(); ++t) {
       for (int kvh = 0; kvh < s.num_kv_heads; ++kvh) {
         size_t const off = size_t(d.c.kv_offset(b, t, kvh)) * 2;
         h.inputs.push_back({reinterpret_cast<char*>(d.k.get()) + off, reinterpret_cast<char*>(src_k.get()) + off,
@@ -310,8 +317,8 @@ void expect_harness_catches_missing_wait(AttnShape const& s) {
 
 // With early reads the producer reads lengths, page table and old K/V before its wait, and q
 // and this step's new K/V rows after it; the early harness stages only those. The same kernel
-// without its wait must fail it (as it would read q and the new rows before the stalled
-// kernel wrote them), at page 16 and page 2, few requests and many.
+// without its wait must fail it (it would read them before the stalled kernel wrote them), with
+// q staged and with only the new rows staged, at page 16 and page 2, few requests and many.
 TEST_F(AttentionRace, HarnessCatchesAnEarlyReadsProducerWithoutItsWait) {
   for (int page : {16, 2}) {
     for (int batch : {3, 40}) {
@@ -323,13 +330,19 @@ TEST_F(AttentionRace, HarnessCatchesAnEarlyReadsProducerWithoutItsWait) {
       s.num_q_heads = 8;
       s.num_kv_heads = 2;
       s.page_size = page;
-      std::string message;
       auto control = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, true, stream); };
-      ASSERT_EQ(early_harness_outcome(s, control, &message), RaceHarness::Outcome::kPassed)
-          << "control launch (with the wait) failed, so the mutation result would mean nothing: " << message;
       auto mutant = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); };
-      EXPECT_EQ(early_harness_outcome(s, mutant, &message), RaceHarness::Outcome::kCheckFailed)
-          << "the early harness did not catch a producer that reads q and new keys before its wait: " << message;
+      // With q staged, and with only this step's K/V rows staged (q in place): the new rows
+      // alone must catch it too. 40 requests hold more new rows than the harness stages.
+      for (bool stage_q : {true, false}) {
+        SCOPED_TRACE(stage_q ? "q and new K/V rows staged" : "only new K/V rows staged");
+        EarlyStaging const staging{stage_q, /*truncate=*/batch > 3};
+        std::string message;
+        ASSERT_EQ(early_harness_outcome(s, control, &message, staging), RaceHarness::Outcome::kPassed)
+            << "control launch (with the wait) failed, so the mutation result would mean nothing: " << message;
+        EXPECT_EQ(early_harness_outcome(s, mutant, &message, staging), RaceHarness::Outcome::kCheckFailed)
+            << "the early harness did not catch a producer that reads before its wait: " << message;
+      }
     }
   }
 }
