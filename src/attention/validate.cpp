@@ -1,8 +1,8 @@
 #include "attention/validate.h"
 
+#include <array>
 #include <climits>
 #include <cmath>
-#include <iterator>
 #include <string>
 #include <utility>
 
@@ -16,6 +16,28 @@ using detail::Checker;
 std::string str(int64_t v) { return std::to_string(v); }
 
 bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// Every tensor argument of a call with its name, those the call writes first (kWritten).
+struct NamedView {
+  TensorView const* view;
+  char const* name;
+};
+constexpr int kWritten = 3;
+std::array<NamedView, 11> tensor_args(DecodeAttentionArgs const& a) {
+  return {{{&a.out, "out"},
+           {&a.lse, "lse"},
+           {&a.merge_counters, "merge_counters"},
+           {&a.q, "q"},
+           {&a.k_cache, "k_cache"},
+           {&a.v_cache, "v_cache"},
+           {&a.cache_seqlens, "cache_seqlens"},
+           {&a.page_table, "page_table"},
+           {&a.num_kv_splits, "num_kv_splits"},
+           {&a.sinks, "sinks"},
+           {&a.alibi_slopes, "alibi_slopes"}}};
+}
+// merge_counters is read and written only by single launch.
+bool used(DecodeAttentionArgs const& a, NamedView const& v) { return v.view != &a.merge_counters || a.single_launch; }
 
 bool same_view(TensorView const& a, TensorView const& b) {
   if (a.data != b.data || a.rank != b.rank || a.dtype != b.dtype) return false;
@@ -153,28 +175,17 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   // What the call writes (out, lse, the single-launch counters) must not overlap anything
   // else it reads or writes, which other CTAs may still be reading; out may be q itself (the
   // same view: each q row is read before its own output row is written), not a shifted one.
-  std::pair<TensorView const*, char const*> const all[] = {
-      {&a.out, "out"},
-      {&a.lse, "lse"},
-      {&a.merge_counters, "merge_counters"},
-      {&a.q, "q"},
-      {&a.k_cache, "k_cache"},
-      {&a.v_cache, "v_cache"},
-      {&a.cache_seqlens, "cache_seqlens"},
-      {&a.page_table, "page_table"},
-      {&a.num_kv_splits, "num_kv_splits"},
-      {&a.sinks, "sinks"},
-      {&a.alibi_slopes, "alibi_slopes"},
-  };
-  int const written = a.single_launch ? 3 : 2;
-  for (int w = 0; w < written; ++w) {
-    detail::ByteSpan const span = detail::byte_span(*all[w].first);
-    for (int o = w + 1; o < int(std::size(all)); ++o) {
-      if (o == 2 && !a.single_launch) continue;  // merge_counters: not used
-      if (w == 0 && o == 3 && same_view(a.out, a.q)) continue;
-      if (span.overlaps(detail::byte_span(*all[o].first))) {
-        return c.fail(std::string(all[w].second) + " overlaps " + all[o].second +
-                      (w == 0 && o == 3 ? " (only the same view as q is allowed)" : ""));
+  auto const all = tensor_args(a);
+  for (int w = 0; w < kWritten; ++w) {
+    if (!used(a, all[w])) continue;
+    detail::ByteSpan const span = detail::byte_span(*all[w].view);
+    for (size_t o = w + 1; o < all.size(); ++o) {
+      if (!used(a, all[o])) continue;
+      bool const q_in_place = all[w].view == &a.out && all[o].view == &a.q;
+      if (q_in_place && same_view(a.out, a.q)) continue;
+      if (span.overlaps(detail::byte_span(*all[o].view))) {
+        return c.fail(std::string(all[w].name) + " overlaps " + all[o].name +
+                      (q_in_place ? " (only the same view as q is allowed)" : ""));
       }
     }
   }
@@ -197,23 +208,9 @@ Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s,
   // The partial results (the first `need` bytes) must not overwrite an argument, nor be
   // overwritten by one.
   detail::ByteSpan const partials{reinterpret_cast<uintptr_t>(ws.data), reinterpret_cast<uintptr_t>(ws.data) + need};
-  std::pair<TensorView const*, char const*> const args[] = {
-      {&a.q, "q"},
-      {&a.k_cache, "k_cache"},
-      {&a.v_cache, "v_cache"},
-      {&a.cache_seqlens, "cache_seqlens"},
-      {&a.page_table, "page_table"},
-      {&a.num_kv_splits, "num_kv_splits"},
-      {&a.sinks, "sinks"},
-      {&a.alibi_slopes, "alibi_slopes"},
-      {&a.out, "out"},
-      {&a.lse, "lse"},
-      {&a.merge_counters, "merge_counters"},
-  };
-  for (auto const& [t, name] : args) {
-    if (t == &a.merge_counters && !a.single_launch) continue;  // not used
-    if (detail::byte_span(*t).overlaps(partials)) {
-      return Status::invalid_argument(std::string("decode_attention: ") + name + " overlaps the workspace's partial results");
+  for (NamedView const& t : tensor_args(a)) {
+    if (used(a, t) && detail::byte_span(*t.view).overlaps(partials)) {
+      return Status::invalid_argument(std::string("decode_attention: ") + t.name + " overlaps the workspace's partial results");
     }
   }
   return Status::ok();

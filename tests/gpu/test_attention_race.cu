@@ -315,6 +315,16 @@ void expect_harness_catches_missing_wait(AttnShape const& s) {
       << "the race harness did not catch a producer that reads before griddepcontrol.wait: " << message;
 }
 
+// The mutation tests' batch: one split per request, `batch` requests (3: the few-requests
+// instance; 40: find_items'), at `page` keys per page.
+AttnShape mutation_case(int page, int batch) {
+  AttnShape s;
+  s.lens = {1024, 5, 300};
+  for (int b = 3; b < batch; ++b) s.lens.push_back(20 + 31 * b);
+  s.page_size = page;
+  return s;
+}
+
 // With early reads the producer reads lengths, page table and old K/V before its wait, and q
 // and this step's new K/V rows after it; the early harness stages only those. The same kernel
 // without its wait must fail it (it would read them before the stalled kernel wrote them), with
@@ -323,13 +333,10 @@ TEST_F(AttentionRace, HarnessCatchesAnEarlyReadsProducerWithoutItsWait) {
   for (int page : {16, 2}) {
     for (int batch : {3, 40}) {
       SCOPED_TRACE("page " + std::to_string(page) + ", batch " + std::to_string(batch));
-      AttnShape s;
-      s.lens = {1024, 5, 300};
-      for (int b = 3; b < batch; ++b) s.lens.push_back(20 + 31 * b);
+      AttnShape s = mutation_case(page, batch);
       s.q_len = 2;
       s.num_q_heads = 8;
       s.num_kv_heads = 2;
-      s.page_size = page;
       auto control = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, true, stream); };
       auto mutant = [](DeviceAttention& d, cudaStream_t stream) { return launch_producer(d, false, stream); };
       // With q staged, and with only this step's K/V rows staged (q in place): the new rows
@@ -353,11 +360,7 @@ TEST_F(AttentionRace, HarnessCatchesAProducerWithoutItsWait) {
   for (int page : {16, 2}) {
     for (int batch : {3, 40}) {
       SCOPED_TRACE("page " + std::to_string(page) + ", batch " + std::to_string(batch));
-      AttnShape s;
-      s.lens = {1024, 5, 300};
-      for (int b = 3; b < batch; ++b) s.lens.push_back(20 + 31 * b);
-      s.page_size = page;
-      expect_harness_catches_missing_wait(s);
+      expect_harness_catches_missing_wait(mutation_case(page, batch));
     }
   }
 }
