@@ -417,7 +417,7 @@ TEST_F(DecodeAttention, SmallPagesMatchPage64Bitwise) {
     if (f.batch <= 8) base.lens[0] = 1500;
     base.splits[0] = 6;
     base.lens[1 % f.batch] = f.q_len;  // only this step's keys
-    for (int ps : {1, 2, 8}) {
+    for (int ps : {1, 2, 4, 8}) {
       for (int mode = 0; mode < 3; ++mode) {  // default, early reads, single launch
         bool const early = mode == 1, single = mode == 2;
         SCOPED_TRACE(std::string(f.name) + ", page " + std::to_string(ps) + (early ? ", early reads" : "") +
