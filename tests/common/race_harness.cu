@@ -1,8 +1,10 @@
 #include "common/race_harness.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "common/gpu.h"
+#include "runtime/launch.h"
 
 namespace baton::test {
 namespace {
@@ -41,7 +43,74 @@ __global__ void stall_then_copy(ProducerParams const p) {
   }
 }
 
+struct OverlapParams {
+  int* flag;  // set by the dependent before its wait
+  int* seen;  // the primary's verdict: 1 if the flag came while it still ran
+  uint64_t timeout_ns;
+};
+
+__global__ void overlap_primary(OverlapParams const p) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  int seen = 0;
+  do {
+    if (*static_cast<int volatile*>(p.flag) != 0) {
+      seen = 1;
+      break;
+    }
+    __nanosleep(500);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < p.timeout_ns);
+  *p.seen = seen;
+}
+
+__global__ void overlap_dependent(OverlapParams const p) {
+  *static_cast<int volatile*>(p.flag) = 1;
+  __threadfence();
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+bool probe_overlap() {
+  DeviceBuffer<int> flags(2);
+  OverlapParams const p{flags.get(), flags.get() + 1, 20'000'000};
+  detail::LaunchConfig const one{dim3(1), dim3(1)};
+  cudaStream_t stream;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return false;
+  LaunchOptions const pdl{stream, PdlMode::kOn};
+  // The first chain loads both kernels' module and may serialise; later ones overlap if PDL does.
+  bool overlap = false;
+  for (int attempt = 0; attempt < 3 && !overlap; ++attempt) {
+    int seen = 0;
+    if (cudaMemsetAsync(flags.get(), 0, 2 * sizeof(int), stream) != cudaSuccess ||
+        !detail::launch(overlap_primary, {"overlap_primary", false}, one, pdl, p).is_ok() ||
+        !detail::launch(overlap_dependent, {"overlap_dependent", true}, one, pdl, p).is_ok() ||
+        cudaMemcpyAsync(&seen, p.seen, sizeof(int), cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+        cudaStreamSynchronize(stream) != cudaSuccess) {
+      break;
+    }
+    overlap = seen == 1;
+  }
+  cudaStreamDestroy(stream);
+  return overlap;
+}
+
 }  // namespace
+
+bool under_compute_sanitizer() {
+  static bool const under = std::getenv("NV_SANITIZER_INJECTION_TRANSPORT_TYPE") != nullptr ||
+                            std::getenv("NV_SANITIZER_INJECTION_PORT_BASE") != nullptr;
+  return under;
+}
+
+bool pdl_launches_overlap() {
+  static bool const overlap = probe_overlap();
+  return overlap;
+}
 
 ::testing::AssertionResult RaceHarness::run(Outcome* outcome) const {
   Outcome ignored;
