@@ -101,10 +101,14 @@ bool probe_overlap() {
 
 }  // namespace
 
-bool under_compute_sanitizer() {
-  static bool const under = std::getenv("NV_SANITIZER_INJECTION_TRANSPORT_TYPE") != nullptr ||
-                            std::getenv("NV_SANITIZER_INJECTION_PORT_BASE") != nullptr;
-  return under;
+char const* serialising_environment() {
+  if (std::getenv("NV_SANITIZER_INJECTION_TRANSPORT_TYPE") != nullptr ||
+      std::getenv("NV_SANITIZER_INJECTION_PORT_BASE") != nullptr) {
+    return "compute-sanitizer";
+  }
+  char const* const blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+  if (blocking != nullptr && std::string(blocking) == "1") return "CUDA_LAUNCH_BLOCKING=1";
+  return nullptr;
 }
 
 bool pdl_launches_overlap() {

@@ -38,26 +38,26 @@ struct PoisonedOutput {
 
 // Whether a PDL-launched kernel here really starts before the kernel ahead of it has ended
 // (probed once per process: the dependent sets a flag before its wait, which the primary
-// watches for up to 20 ms). False under compute-sanitizer, which serialises launches.
+// watches for up to 20 ms). False where launches are serialised (serialising_environment).
 bool pdl_launches_overlap();
 
-// Whether this process runs under compute-sanitizer (its injection sets NV_SANITIZER_INJECTION_*
-// variables in the environment).
-bool under_compute_sanitizer();
+// What in this process's environment serialises kernel launches, or nullptr: compute-sanitizer
+// (its injection sets NV_SANITIZER_INJECTION_* variables) or CUDA_LAUNCH_BLOCKING=1.
+char const* serialising_environment();
 
 // First statement of a mutation test (one that expects the harness to catch a kernel without
-// its wait). Under compute-sanitizer launches do not overlap, so nothing can race: the test
-// skips and says why. Anywhere else launches that do not overlap are a failure, so that these
-// tests can never pass by skipping on a GPU where they should run.
-#define BATON_SKIP_WHERE_NOTHING_CAN_RACE()                                                          \
-  do {                                                                                               \
-    if (!::baton::test::pdl_launches_overlap()) {                                                    \
-      ASSERT_TRUE(::baton::test::under_compute_sanitizer())                                          \
-          << "PDL-launched kernels do not overlap their primary on this GPU, so the race harness "   \
-             "cannot catch a missing wait";                                                          \
-      GTEST_SKIP() << "compute-sanitizer serialises kernels: a kernel without its wait cannot race " \
-                      "here, so the harness has nothing to catch";                                   \
-    }                                                                                                \
+// its wait). Where the environment serialises launches nothing can race: the test skips and
+// says why. Anywhere else launches that do not overlap are a failure, so that these tests can
+// never pass by skipping on a GPU where they should run.
+#define BATON_SKIP_WHERE_NOTHING_CAN_RACE()                                                        \
+  do {                                                                                             \
+    if (!::baton::test::pdl_launches_overlap()) {                                                  \
+      char const* const serialiser = ::baton::test::serialising_environment();                    \
+      ASSERT_NE(serialiser, nullptr) << "PDL-launched kernels do not overlap their primary on "    \
+                                        "this GPU, so the race harness cannot catch a missing wait"; \
+      GTEST_SKIP() << serialiser << " serialises kernels: a kernel without its wait cannot race "  \
+                   << "here, so the harness has nothing to catch";                                 \
+    }                                                                                              \
   } while (0)
 
 // Fixture of the race tests: skips without a GPU, and with BATON_PDL=0 (no race to catch).
