@@ -30,11 +30,14 @@ TEST_F(AttentionReadmeGpu, ExampleRunsAgainstTheReference) {
   DeviceAttention d(s);
   ASSERT_EQ(d.workspace.size(), std::max<size_t>(1, planned.ws_bytes));
   d.poison();
+  // The scratch as a user allocates it: cudaMalloc'd, never written (the other tests poison
+  // theirs). Under compute-sanitizer --tool initcheck this shows what the call reads of it.
+  DeviceBuffer<unsigned char> fresh_workspace(std::max<size_t>(1, planned.ws_bytes));
   int64_t const num_pages = d.args.k_cache.shape[0];
   int64_t const max_pages = d.args.page_table.stride[0];  // the rows' full width: a contiguous table
   BATON_ASSERT_OK(readme_step(batch, 32, 8, num_pages, max_pages, planned.ctas_per_wave, planned.max_splits,
                               d.q.get(), d.k.get(), d.v.get(), d.seqlens.get(), d.page_table.get(), d.splits.get(),
-                              d.out.get(), d.workspace.get(), planned.ws_bytes, nullptr));
+                              d.out.get(), fresh_workspace.get(), planned.ws_bytes, nullptr));
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<int32_t> const splits = d.splits.download();
   EXPECT_GT(*std::max_element(splits.begin(), splits.end()), 1) << "the plan split no request: the reducer never ran";
