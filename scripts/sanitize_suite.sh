@@ -33,7 +33,7 @@ for ((i = 0; i < shards; ++i)); do
   [ "$rc" = 0 ] || bad=1
   printf '%s shard %2d: rc %-3s %s | %s\n' "$tool" "$i" "$rc" \
     "$(grep -m1 -oE '(RACECHECK|ERROR) SUMMARY: [0-9]+ [a-z ]+' "$log")" \
-    "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$log" | tr '\n' ' ')"
+    "$(grep -E '^\[  (PASSED  |SKIPPED |FAILED  )\] [0-9]+ test' "$log" | tr '\n' ' ')"
 done
 cat "$tmp"/*.log > "$out/${tool}_suite.log"
 rm -rf "$tmp"
