@@ -21,7 +21,7 @@ filter='*'
 tmp=$(mktemp -d)
 start=$(date +%s)
 for ((i = 0; i < shards; ++i)); do
-  ( GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "$limit" compute-sanitizer --tool "$tool" \
+  ( GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout -k 30 "$limit" compute-sanitizer --tool "$tool" \
       --error-exitcode 3 --print-limit 50 "$bin" --gtest_brief=1 --gtest_filter="$filter" > "$tmp/$i.log" 2>&1
     echo "rc $?" >> "$tmp/$i.log" ) &
 done
@@ -31,11 +31,13 @@ for ((i = 0; i < shards; ++i)); do
   log="$tmp/$i.log"
   rc=$(tail -1 "$log" | awk '{print $2}')
   [ "$rc" = 0 ] || bad=1
-  printf '%s shard %2d: rc %-3s %s | %s\n' "$tool" "$i" "$rc" \
+  # --gtest_brief prints no count of failed tests: name them instead.
+  printf '%s shard %2d: rc %-3s %s | %s%s\n' "$tool" "$i" "$rc" \
     "$(grep -m1 -oE '(RACECHECK|ERROR) SUMMARY: [0-9]+ [a-z ]+' "$log")" \
-    "$(grep -E '^\[  (PASSED  |SKIPPED |FAILED  )\] [0-9]+ test' "$log" | tr '\n' ' ')"
+    "$(grep -E '^\[  (PASSED  |SKIPPED )\] [0-9]+ test' "$log" | tr '\n' ' ')" \
+    "$(grep -oE '^\[  FAILED  \] [A-Za-z].*' "$log" | sed 's/ ([0-9]* ms)//' | sort -u | tr '\n' ' ')"
 done
-cat "$tmp"/*.log > "$out/${tool}_suite.log"
+for ((i = 0; i < shards; ++i)); do echo "== shard $i"; cat "$tmp/$i.log"; done > "$out/${tool}_suite.log"
 rm -rf "$tmp"
 echo "$tool over the suite ($shards shards): $(( $(date +%s) - start )) s, $([ $bad = 0 ] && echo clean || echo 'NOT clean')"
 exit $bad

@@ -74,10 +74,11 @@ struct DecodeAttentionArgs {
 // Scratch for partial results of requests that use more than one split (0 when max_splits
 // is 1): rows = batch_size * max_splits * q_len * num_q_heads; rows * head_dim floats of
 // partial outputs, then rows floats of partial lse rounded up to 16 bytes. It needs no
-// initialisation. The reducer loads up to 8 splits' partials of a row before it knows the row's
-// split count and discards those past it, so on scratch that no call has written yet,
-// compute-sanitizer's initcheck reports those loads (their values are never used): memset
-// the workspace once after allocating it to keep initcheck quiet.
+// initialisation. Before it knows a row's split count, the reducer loads the partial lse of up
+// to min(max_splits, 32) splits and the partial outputs of up to 8, and discards those past the
+// count; so on scratch that no call has written yet, compute-sanitizer's initcheck reports
+// those loads (their values are never used): memset the workspace once after allocating it to
+// keep initcheck quiet.
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
                                         int max_splits);
 

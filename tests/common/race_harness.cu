@@ -75,28 +75,44 @@ __global__ void overlap_dependent(OverlapParams const p) {
 #endif
 }
 
-bool probe_overlap() {
+OverlapProbe probe_overlap() {
+  OverlapProbe r;
   DeviceBuffer<int> flags(2);
+  if (flags.get() == nullptr) return {false, "cudaMalloc of the probe's flags failed"};
   OverlapParams const p{flags.get(), flags.get() + 1, 20'000'000};
-  detail::LaunchConfig const one{dim3(1), dim3(1)};
   cudaStream_t stream;
-  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return false;
-  LaunchOptions const pdl{stream, PdlMode::kOn};
-  // The first chain loads both kernels' module and may serialise; later ones overlap if PDL does.
-  bool overlap = false;
-  for (int attempt = 0; attempt < 3 && !overlap; ++attempt) {
+  cudaError_t err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (err != cudaSuccess) return {false, std::string("cudaStreamCreate: ") + cudaGetErrorString(err)};
+  // The primary by a plain launch, as the harness's stalled kernel (no PDL attribute needed,
+  // and no BATON_DEBUG_SYNC synchronisation after it); the dependent through the library's
+  // helper with PDL on, as the ops under test. The first chain loads both kernels' module and
+  // may serialise; later ones overlap if PDL does.
+  for (int attempt = 0; attempt < 3 && !r.overlap && r.error.empty(); ++attempt) {
     int seen = 0;
-    if (cudaMemsetAsync(flags.get(), 0, 2 * sizeof(int), stream) != cudaSuccess ||
-        !detail::launch(overlap_primary, {"overlap_primary", false}, one, pdl, p).is_ok() ||
-        !detail::launch(overlap_dependent, {"overlap_dependent", true}, one, pdl, p).is_ok() ||
-        cudaMemcpyAsync(&seen, p.seen, sizeof(int), cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
-        cudaStreamSynchronize(stream) != cudaSuccess) {
+    err = cudaMemsetAsync(flags.get(), 0, 2 * sizeof(int), stream);
+    if (err == cudaSuccess) {
+      overlap_primary<<<1, 1, 0, stream>>>(p);
+      err = cudaGetLastError();
+    }
+    if (err != cudaSuccess) {
+      r.error = std::string("primary: ") + cudaGetErrorString(err);
       break;
     }
-    overlap = seen == 1;
+    Status const st = detail::launch(overlap_dependent, {"overlap_dependent", true}, {dim3(1), dim3(1)},
+                                     {stream, PdlMode::kOn}, p);
+    if (!st.is_ok()) {
+      r.error = "dependent: " + st.to_string();
+      break;
+    }
+    err = cudaMemcpyAsync(&seen, p.seen, sizeof(int), cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess) r.error = std::string("stream: ") + cudaGetErrorString(err);
+    r.overlap = err == cudaSuccess && seen == 1;
   }
+  cudaStreamSynchronize(stream);
   cudaStreamDestroy(stream);
-  return overlap;
+  cudaGetLastError();  // leave no error behind for the harness's own checks
+  return r;
 }
 
 }  // namespace
@@ -111,9 +127,9 @@ char const* serialising_environment() {
   return nullptr;
 }
 
-bool pdl_launches_overlap() {
-  static bool const overlap = probe_overlap();
-  return overlap;
+OverlapProbe const& pdl_overlap_probe() {
+  static OverlapProbe const probe = probe_overlap();
+  return probe;
 }
 
 ::testing::AssertionResult RaceHarness::run(Outcome* outcome) const {

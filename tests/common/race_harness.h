@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "baton/launch.h"
@@ -38,8 +39,13 @@ struct PoisonedOutput {
 
 // Whether a PDL-launched kernel here really starts before the kernel ahead of it has ended
 // (probed once per process: the dependent sets a flag before its wait, which the primary
-// watches for up to 20 ms). False where launches are serialised (serialising_environment).
-bool pdl_launches_overlap();
+// watches for up to 20 ms). No overlap where launches are serialised (serialising_environment);
+// `error` says how the probe itself failed, if it did.
+struct OverlapProbe {
+  bool overlap = false;
+  std::string error;
+};
+OverlapProbe const& pdl_overlap_probe();
 
 // What in this process's environment serialises kernel launches, or nullptr: compute-sanitizer
 // (its injection sets NV_SANITIZER_INJECTION_* variables) or CUDA_LAUNCH_BLOCKING=1.
@@ -49,15 +55,17 @@ char const* serialising_environment();
 // its wait). Where the environment serialises launches nothing can race: the test skips and
 // says why. Anywhere else launches that do not overlap are a failure, so that these tests can
 // never pass by skipping on a GPU where they should run.
-#define BATON_SKIP_WHERE_NOTHING_CAN_RACE()                                                        \
-  do {                                                                                             \
-    if (!::baton::test::pdl_launches_overlap()) {                                                  \
-      char const* const serialiser = ::baton::test::serialising_environment();                    \
-      ASSERT_NE(serialiser, nullptr) << "PDL-launched kernels do not overlap their primary on "    \
-                                        "this GPU, so the race harness cannot catch a missing wait"; \
-      GTEST_SKIP() << serialiser << " serialises kernels: a kernel without its wait cannot race "  \
-                   << "here, so the harness has nothing to catch";                                 \
-    }                                                                                              \
+#define BATON_SKIP_WHERE_NOTHING_CAN_RACE()                                                          \
+  do {                                                                                               \
+    ::baton::test::OverlapProbe const& probe_ = ::baton::test::pdl_overlap_probe();                  \
+    ASSERT_TRUE(probe_.error.empty()) << "the PDL overlap probe failed: " << probe_.error;           \
+    if (!probe_.overlap) {                                                                           \
+      char const* const serialiser_ = ::baton::test::serialising_environment();                     \
+      ASSERT_NE(serialiser_, nullptr) << "PDL-launched kernels do not overlap their primary on "     \
+                                         "this GPU, so the race harness cannot catch a missing wait"; \
+      GTEST_SKIP() << serialiser_ << " serialises kernels: a kernel without its wait cannot race "   \
+                   << "here, so the harness has nothing to catch";                                   \
+    }                                                                                                \
   } while (0)
 
 // Fixture of the race tests: skips without a GPU, and with BATON_PDL=0 (no race to catch).
