@@ -16,7 +16,9 @@
 // the next one's launch, pre-wait reads and wait beside its tail.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace baton::trace {
 
@@ -87,11 +89,9 @@ static __device__ __noinline__ void mark_sm(int kernel, int slot) {
     if (!merge) {
       if (cudaMemcpyFromSymbol(host, g_marks, sizeof(g_marks)) != cudaSuccess) return false;
     } else {
-      unsigned long long* mine = new unsigned long long[2 * kEntries];
-      bool const ok = cudaMemcpyFromSymbol(mine, g_marks, sizeof(g_marks)) == cudaSuccess;
-      for (size_t i = 0; ok && i < 2 * kEntries; ++i) host[i] = host[i] > mine[i] ? host[i] : mine[i];
-      delete[] mine;
-      if (!ok) return false;
+      std::vector<unsigned long long> mine(2 * kEntries);
+      if (cudaMemcpyFromSymbol(mine.data(), g_marks, sizeof(g_marks)) != cudaSuccess) return false;
+      for (size_t i = 0; i < mine.size(); ++i) host[i] = std::max(host[i], mine[i]);
     }
   }
   void* table = nullptr;
