@@ -89,9 +89,11 @@
 // for this grid's completion, so the early trigger only lets it be scheduled. With
 // early_reads, when no reducer follows (single launch or max_splits 1) or the small reducer
 // does (at most 2 rows per SM; it triggers at entry under early reads) and all its CTAs fit
-// on the SMs beside this grid's (decode_attention.cu, launch_producer), the trigger comes
+// on the SMs beside this grid's (producer_launch.cuh, launch_producer), the trigger comes
 // right after the wait (producer_wait): the reducer launches and sits in its wait, and the
-// next kernel's launch and pre-wait reads overlap this whole grid, one grid deep.
+// next kernel's launch and pre-wait reads overlap this whole grid, one grid deep. All of this
+// holds for every instance, the small-page ones (SmallPages<T>) included: their row-by-row copy
+// takes the same old / new split of keys on either side of the wait.
 #pragma once
 
 #include "attention/split_kv_item.cuh"

@@ -46,7 +46,7 @@ struct ItemList {
 __device__ __forceinline__ void prefetch_page_rows(AttentionParams const& p) {
   int const lines = page_prefetch_lines(p.pt_cols);
   // CTAs x 96 < 2^32: the grid is at most one wave of CTAs or num_kv_heads x row_chunks
-  // (decode_attention.cu, launch_producer); page_prefetch's test is unsigned either way.
+  // (producer_launch.cuh, launch_producer); page_prefetch's test is unsigned either way.
   unsigned const i = (blockIdx.y * gridDim.x + blockIdx.x) * unsigned(kThreads - 32) + (threadIdx.x - 32u);
   page_prefetch(i, p, lines, [&](int b, int64_t col) {
     int32_t const* const a = p.page_table + b * p.pt_stride + col;

@@ -1,4 +1,4 @@
-// Where decode_attention's producer triggers (decode_attention.cu, launch_producer), as a
+// Where decode_attention's producer triggers (producer_launch.cuh, launch_producer), as a
 // query for tests. Internal, plain C++ (no CUDA headers), so host-only tests can include it.
 #pragma once
 
