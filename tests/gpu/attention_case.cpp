@@ -253,6 +253,17 @@ std::vector<unsigned char> DeviceAttention::output_bytes() const {
   return all;
 }
 
+std::vector<unsigned char> DeviceAttention::call_bytes(bool single, PdlMode pdl, cudaStream_t stream) {
+  args.single_launch = single;
+  args.merge_counters =
+      single ? TensorView::contiguous(merge_counters.get(), DType::kInt32, {int64_t(merge_counters.size())}) : TensorView{};
+  poison();
+  Status const s = decode_attention(args, ws(), {stream, pdl});
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  return output_bytes();
+}
+
 ::testing::AssertionResult DeviceAttention::matches_reference(bool check_lse, double lse_atol, double lse_rtol) const {
   std::vector<double> ref_out, ref_lse;
   std::vector<float> naive_out, naive_lse;

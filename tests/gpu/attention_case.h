@@ -81,6 +81,10 @@ struct DeviceAttention {
   bool out_padding_untouched() const;     // every padding element of out still holds the poison
   std::vector<float> lse_values() const { return lse.download(); }
   std::vector<unsigned char> output_bytes() const;  // out's bits, then lse's
+  // One call of args as they stand (early reads included) over poisoned outputs, with two
+  // kernels or single launch (merge_counters as the last call left them), synchronised;
+  // returns output_bytes(). A failed call or sync is a test failure.
+  std::vector<unsigned char> call_bytes(bool single, PdlMode pdl, cudaStream_t stream = nullptr);
 
  private:
   AttnShape shape_;

@@ -20,18 +20,10 @@ namespace {
 
 class AttentionInputs : public GpuTest {
  protected:
-  // One call over poisoned outputs in the given mode; returns out's and lse's bytes.
+  // One call over poisoned outputs in the given mode (PDL on); returns out's and lse's bytes.
   static std::vector<unsigned char> run(DeviceAttention& d, bool early, bool single) {
     d.args.inputs_written_before_chain = early;
-    d.args.single_launch = single;
-    d.args.merge_counters =
-        single ? TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())})
-               : TensorView{};
-    d.poison();
-    Status const s = decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOn});
-    EXPECT_TRUE(s.is_ok()) << s.to_string();
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    return d.output_bytes();
+    return d.call_bytes(single, PdlMode::kOn);
   }
   // The default mode against the reference (lse to within lse_atol), then early reads and
   // single launch against the default mode's bits.

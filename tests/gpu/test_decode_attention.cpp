@@ -42,18 +42,6 @@ class DecodeAttention : public GpuTest {
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(d.matches_reference());
   }
-  // One call over poisoned outputs, two kernels or single launch (its counters as the last
-  // call left them); returns out's and lse's bytes.
-  static std::vector<unsigned char> run_bytes(DeviceAttention& d, bool single, PdlMode pdl,
-                                              cudaStream_t stream = nullptr) {
-    d.args.single_launch = single;
-    d.args.merge_counters =
-        TensorView::contiguous(d.merge_counters.get(), DType::kInt32, {int64_t(d.merge_counters.size())});
-    d.poison();
-    EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    return d.output_bytes();
-  }
   // d's arguments narrowed to the first `sub` requests of `whole` (same buffers): a view with
   // fewer reducer rows, so that another reducer form merges the same splits.
   static void view_first_requests(DeviceAttention& d, DecodeAttentionArgs const& whole, int sub) {
@@ -176,12 +164,12 @@ TEST_F(DecodeAttention, ManyRequestsRunOnIntoTheNextItem) {
     SCOPED_TRACE("head_dim 128 bf16: 36 requests against a view of the first 32");
     DeviceAttention d(s);
     DecodeAttentionArgs const whole = d.args;
-    std::vector<unsigned char> const all = run_bytes(d, false, PdlMode::kOn);
+    std::vector<unsigned char> const all = d.call_bytes(false, PdlMode::kOn);
     EXPECT_TRUE(d.matches_reference());
-    std::vector<unsigned char> const off = run_bytes(d, false, PdlMode::kOff);
+    std::vector<unsigned char> const off = d.call_bytes(false, PdlMode::kOff);
     EXPECT_TRUE(bitwise_equal(off.data(), all.data(), all.size(), "PDL off vs on"));
     view_first_requests(d, whole, 32);
-    std::vector<unsigned char> const view = run_bytes(d, false, PdlMode::kOn);
+    std::vector<unsigned char> const view = d.call_bytes(false, PdlMode::kOn);
     expect_view_matches(view, all, size_t(32) * s.q_len * s.num_q_heads,
                         size_t(s.lens.size()) * s.q_len * s.num_q_heads, s.head_dim);
     d.args = whole;
@@ -428,8 +416,8 @@ TEST_F(DecodeAttention, SmallPagesMatchPage64Bitwise) {
         s64.early = sp.early = early;
         DeviceAttention a(s64), b(sp);
         small_pages::copy_logical_kv(a, b);
-        std::vector<unsigned char> const want = run_bytes(a, single, PdlMode::kOn);
-        std::vector<unsigned char> const got = run_bytes(b, single, PdlMode::kOn);
+        std::vector<unsigned char> const want = a.call_bytes(single, PdlMode::kOn);
+        std::vector<unsigned char> const got = b.call_bytes(single, PdlMode::kOn);
         EXPECT_TRUE(bitwise_equal(got.data(), want.data(), want.size(), "page P vs page 64"));
         EXPECT_TRUE(b.matches_reference());
       }
@@ -650,11 +638,11 @@ TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
   s.max_splits = 12;  // single launch holds at most 49 splits of 4 rows in shared memory
   for (int& n : s.splits) n = 1 + n % 12;
   DeviceAttention d(s);
-  std::vector<unsigned char> const two = run_bytes(d, false, PdlMode::kAuto);
+  std::vector<unsigned char> const two = d.call_bytes(false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
-  std::vector<unsigned char> const off = run_bytes(d, false, PdlMode::kOff);
+  std::vector<unsigned char> const off = d.call_bytes(false, PdlMode::kOff);
   EXPECT_TRUE(bitwise_equal(off.data(), two.data(), two.size(), "large reducer grid, PDL off vs on"));
-  std::vector<unsigned char> const one = run_bytes(d, true, PdlMode::kAuto);
+  std::vector<unsigned char> const one = d.call_bytes(true, PdlMode::kAuto);
   EXPECT_TRUE(bitwise_equal(one.data(), two.data(), two.size(), "single launch vs the large reducer grid"));
 
   AttnShape w;  // 80 x 4 tokens x 64 heads = 20480 rows
@@ -691,10 +679,10 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
   s.lens[3] = 50, s.splits[3] = 2;
   DeviceAttention d(s);
   DecodeAttentionArgs const whole = d.args;
-  std::vector<unsigned char> const large = run_bytes(d, false, PdlMode::kAuto);
+  std::vector<unsigned char> const large = d.call_bytes(false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
   d.args.inputs_written_before_chain = true;
-  std::vector<unsigned char> const large_early = run_bytes(d, false, PdlMode::kAuto);
+  std::vector<unsigned char> const large_early = d.call_bytes(false, PdlMode::kAuto);
   EXPECT_TRUE(d.matches_reference());
   EXPECT_TRUE(bitwise_equal(large_early.data(), large.data(), large.size(), "large reducer form, early reads vs not"));
   size_t const all_rows = size_t(s.lens.size()) * s.q_len * s.num_q_heads;
@@ -707,9 +695,9 @@ TEST_F(DecodeAttention, ReducerFormsMatchBitwise) {
     SCOPED_TRACE(sub == medium ? "medium form" : "4 requests: small form");
     int64_t const tokens = int64_t(sub) * s.q_len;
     view_first_requests(d, whole, sub);
-    std::vector<unsigned char> const view = run_bytes(d, false, PdlMode::kAuto);
+    std::vector<unsigned char> const view = d.call_bytes(false, PdlMode::kAuto);
     d.args.inputs_written_before_chain = true;
-    std::vector<unsigned char> const view_early = run_bytes(d, false, PdlMode::kAuto);
+    std::vector<unsigned char> const view_early = d.call_bytes(false, PdlMode::kAuto);
     EXPECT_TRUE(bitwise_equal(view_early.data(), view.data(), view.size(), "early reads vs not"));
     expect_view_matches(view, large, size_t(tokens) * s.num_q_heads, all_rows, s.head_dim);
   }
@@ -748,17 +736,17 @@ TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
     s.lens[3] = 40, s.splits[3] = 3;
     DeviceAttention dev(s);
     DecodeAttentionArgs const whole = dev.args;
-    std::vector<unsigned char> const large = run_bytes(dev, false, PdlMode::kAuto);
+    std::vector<unsigned char> const large = dev.call_bytes(false, PdlMode::kAuto);
     EXPECT_TRUE(dev.matches_reference());
     EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
-    std::vector<unsigned char> const off = run_bytes(dev, false, PdlMode::kOff);
+    std::vector<unsigned char> const off = dev.call_bytes(false, PdlMode::kOff);
     EXPECT_TRUE(bitwise_equal(off.data(), large.data(), large.size(), "PDL off vs on"));
     size_t const all_rows = size_t(batch) * s.q_len * s.num_q_heads;
     for (int sub : {medium, 4}) {
       SCOPED_TRACE(sub == medium ? "medium form" : "small form");
       int64_t const tokens = int64_t(sub) * s.q_len;
       view_first_requests(dev, whole, sub);
-      std::vector<unsigned char> const view = run_bytes(dev, false, PdlMode::kAuto);
+      std::vector<unsigned char> const view = dev.call_bytes(false, PdlMode::kAuto);
       EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
       expect_view_matches(view, large, size_t(tokens) * s.num_q_heads, all_rows, d);
     }
@@ -934,7 +922,7 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     SCOPED_TRACE("shape " + std::to_string(i));
     DeviceAttention d(shapes[i]);
-    auto run = [&](bool single, PdlMode pdl) { return run_bytes(d, single, pdl, stream); };
+    auto run = [&](bool single, PdlMode pdl) { return d.call_bytes(single, pdl, stream); };
     std::vector<unsigned char> const two = run(false, PdlMode::kOff);
     EXPECT_TRUE(d.matches_reference());
     for (PdlMode pdl : {PdlMode::kOff, PdlMode::kOn}) {
