@@ -87,10 +87,11 @@ struct DecodeMetadataArgs {
   TensorView req_pool_indices;  // [batch_size] int32 | int64, row of req_to_token
   TensorView req_to_token;      // [num_rows, max_context] int32, any strides
   int page_size = 1;            // power of two in [1, 256]
-  TensorView full_to_swa;       // optional [pool_size] int64, full slot -> SWA slot; a negative
+  TensorView full_to_swa;       // optional [pool_size] int64, stride 1, full slot -> SWA slot; a negative
                                 // slot indexes from the end as in PyTorch (-1: last entry), a
                                 // slot outside [-pool_size, pool_size) sets kMetadataSwaSlotInvalid
-  // outputs (int32, caller-owned, fixed addresses)
+  // outputs (int32, caller-owned, fixed addresses; no two outputs and no output and input may
+  // overlap -- so not in place over seq_lens -- and no two table elements may share an address)
   TensorView cache_seqlens;     // [batch_size]
   TensorView cu_seqlens_k;      // [batch_size + 1]
   TensorView page_table;        // [batch_size, max_pages], max_pages >= ceil(max_context / page_size)
@@ -124,7 +125,7 @@ struct SpecPageTableArgs {
   TensorView start;             // optional [batch_size * R] int32 | int64; default 0
   TensorView draft;             // [batch_size * R, width_b] int32, any strides
   TensorView draft_lens;        // [batch_size * R] int32 | int64
-  // outputs (int32)
+  // outputs (int32; none may overlap another output or an input)
   TensorView page_table;        // [batch_size * R, max_cols]
   TensorView cache_seqlens;     // [batch_size * R] = lenA + len_draft (clamped to max_cols)
   TensorView cu_seqlens_k;      // [batch_size * R + 1]
@@ -138,8 +139,8 @@ Status build_spec_page_table(SpecPageTableArgs const& args, LaunchOptions const&
 // The SGLang baseline split heuristic, on device: num_kv_splits[b] in [1, max_splits].
 // A length of 0 plans as 1 token (one split; the attention writes a zero row for it).
 struct PlanKvSplitsArgs {
-  TensorView cache_seqlens;  // [batch_size] int32
-  TensorView num_kv_splits;  // [batch_size] int32 (output)
+  TensorView cache_seqlens;  // [batch_size] int32, stride 1
+  TensorView num_kv_splits;  // [batch_size] int32 (output; not over cache_seqlens)
   SplitPlanParams params;
 };
 

@@ -91,8 +91,17 @@ template <class T>
 __device__ __forceinline__ T from_float(float f);
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
+// An output is a weighted mean of V rows, so its exact value lies within fp16's range; but P
+// is rounded to fp16 for the P.V product while the row sum is not, which can lift a mean of
+// values at the fp16 maximum past 65504 by a few parts in 10^4 -- and past 65520 rounds to
+// Inf. Finite values past the range saturate to +-65504 (Inf and NaN, which only bad
+// inputs give, pass through). bf16's range has no such edge.
 template <>
-__device__ __forceinline__ __half from_float<__half>(float f) { return __float2half_rn(f); }
+__device__ __forceinline__ __half from_float<__half>(float f) {
+  constexpr float kMax = 65504.f;
+  if (fabsf(f) > kMax && fabsf(f) < INFINITY) f = copysignf(kMax, f);
+  return __float2half_rn(f);
+}
 
 // Two floats rounded to T (as from_float) in one 32-bit word, lo in the low half (the lower
 // address).

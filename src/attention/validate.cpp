@@ -1,5 +1,6 @@
 #include "attention/validate.h"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cmath>
@@ -80,7 +81,7 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   BATON_RETURN_IF_ERROR(c.tensor(a.q, "q", 3, {DType::kBFloat16, DType::kFloat16}));
   BATON_RETURN_IF_ERROR(c.unit_stride(a.q, "q", 2));
   for (TensorView const* t : {&a.q, &a.k_cache, &a.v_cache}) {
-    for (int d = 0; d < t->rank; ++d) {
+    for (int d = 0; d < std::min(t->rank, TensorView::kMaxRank); ++d) {  // ranks are checked below
       if (t->shape[d] > INT32_MAX) return c.fail("a dimension of " + t->describe() + " exceeds 2^31 - 1");
     }
   }

@@ -100,9 +100,11 @@ Status validate(DecodeMetadataArgs const& a) {
   if (a.full_to_swa.defined()) {
     BATON_RETURN_IF_ERROR(c.tensor(a.full_to_swa, "full_to_swa", 1, {DType::kInt64}));
     if (a.full_to_swa.shape[0] < 1) return c.fail("full_to_swa is empty");
+    BATON_RETURN_IF_ERROR(c.unit_stride(a.full_to_swa, "full_to_swa", 0));
     BATON_RETURN_IF_ERROR(c.tensor(a.swa_page_table, "swa_page_table", 2, {DType::kInt32}));
     BATON_RETURN_IF_ERROR(c.dim(a.swa_page_table, "swa_page_table", 0, batch, "batch_size"));
     BATON_RETURN_IF_ERROR(c.dim(a.swa_page_table, "swa_page_table", 1, max_pages, "page_table columns"));
+    BATON_RETURN_IF_ERROR(c.distinct_elements(a.swa_page_table, "swa_page_table"));
   }
   if (a.num_kv_splits.defined()) {
     BATON_RETURN_IF_ERROR(check_vector_out(c, a.num_kv_splits, "num_kv_splits", batch, "batch_size"));
@@ -111,7 +113,18 @@ Status validate(DecodeMetadataArgs const& a) {
   if (a.fill_columns < 0 || a.fill_columns > max_pages) {
     return c.fail("fill_columns " + str(a.fill_columns) + " is outside [0, " + str(max_pages) + "] (page_table columns)");
   }
-  return check_error_flags(c, a.error_flags);
+  BATON_RETURN_IF_ERROR(check_error_flags(c, a.error_flags));
+  BATON_RETURN_IF_ERROR(c.distinct_elements(a.page_table, "page_table"));
+  return c.disjoint({{"cache_seqlens", &a.cache_seqlens},
+                     {"cu_seqlens_k", &a.cu_seqlens_k},
+                     {"page_table", &a.page_table},
+                     {"swa_page_table", &a.swa_page_table},
+                     {"num_kv_splits", &a.num_kv_splits},
+                     {"error_flags", &a.error_flags}},
+                    {{"seq_lens", &a.seq_lens},
+                     {"req_pool_indices", &a.req_pool_indices},
+                     {"req_to_token", &a.req_to_token},
+                     {"full_to_swa", &a.full_to_swa}});
 }
 
 Status validate(SpecPageTableArgs const& a) {
@@ -139,16 +152,28 @@ Status validate(SpecPageTableArgs const& a) {
   }
   BATON_RETURN_IF_ERROR(check_vector_out(c, a.cache_seqlens, "cache_seqlens", rows, "batch_size * num_draft_tokens"));
   BATON_RETURN_IF_ERROR(check_vector_out(c, a.cu_seqlens_k, "cu_seqlens_k", rows + 1, "batch_size * num_draft_tokens + 1"));
-  return check_error_flags(c, a.error_flags);
+  BATON_RETURN_IF_ERROR(check_error_flags(c, a.error_flags));
+  BATON_RETURN_IF_ERROR(c.distinct_elements(a.page_table, "page_table"));
+  return c.disjoint({{"page_table", &a.page_table},
+                     {"cache_seqlens", &a.cache_seqlens},
+                     {"cu_seqlens_k", &a.cu_seqlens_k},
+                     {"error_flags", &a.error_flags}},
+                    {{"committed", &a.committed},
+                     {"committed_lens", &a.committed_lens},
+                     {"start", &a.start},
+                     {"draft", &a.draft},
+                     {"draft_lens", &a.draft_lens}});
 }
 
 Status validate(PlanKvSplitsArgs const& a) {
   Checker c("plan_kv_splits");
   BATON_RETURN_IF_ERROR(c.tensor(a.cache_seqlens, "cache_seqlens", 1, {DType::kInt32}));
+  BATON_RETURN_IF_ERROR(c.unit_stride(a.cache_seqlens, "cache_seqlens", 0));
   int64_t const batch = a.cache_seqlens.shape[0];
   if (batch > (int64_t(1) << 30)) return c.fail("batch_size " + str(batch) + " is too large");
   BATON_RETURN_IF_ERROR(check_vector_out(c, a.num_kv_splits, "num_kv_splits", batch, "batch_size"));
-  return validate_split_plan(a.params, "plan_kv_splits");
+  BATON_RETURN_IF_ERROR(validate_split_plan(a.params, "plan_kv_splits"));
+  return c.disjoint({{"num_kv_splits", &a.num_kv_splits}}, {{"cache_seqlens", &a.cache_seqlens}});
 }
 
 }  // namespace baton::metadata

@@ -1,5 +1,6 @@
 #include "runtime/check.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -10,7 +11,7 @@ namespace baton::detail {
 Status Checker::tensor(TensorView const& t, char const* name, int rank,
                        std::initializer_list<DType> dtypes) const {
   if (!t.defined()) return fail(std::string(name) + " is null");
-  if (t.rank != rank) {
+  if (t.rank != rank) {  // describe() shows no sizes past kMaxRank
     return fail(std::string(name) + " has rank " + std::to_string(t.rank) + ", expected " + std::to_string(rank) +
                 " (" + t.describe() + ")");
   }
@@ -47,7 +48,7 @@ int64_t add_mul_sat(int64_t a, int64_t b, int64_t c) {
 ByteSpan byte_span(TensorView const& t) {
   if (t.data == nullptr) return {};
   int64_t last = 0;  // offset of the last element, in elements
-  for (int d = 0; d < t.rank; ++d) {
+  for (int d = 0; d < std::min(t.rank, TensorView::kMaxRank); ++d) {
     if (t.shape[d] <= 0) return {};
     last = add_mul_sat(last, t.shape[d] - 1, t.stride[d]);
   }
@@ -61,7 +62,7 @@ Status Checker::distinct_elements(TensorView const& t, char const* name) const {
   // the dims inside it reach (then no two index tuples share an offset).
   int dims[TensorView::kMaxRank];
   int n = 0;
-  for (int d = 0; d < t.rank; ++d) {
+  for (int d = 0; d < std::min(t.rank, TensorView::kMaxRank); ++d) {
     if (t.shape[d] > 1) dims[n++] = d;
   }
   for (int i = 1; i < n; ++i) {  // insertion sort by stride (at most kMaxRank dims)
@@ -95,6 +96,21 @@ Status Checker::dim(TensorView const& t, char const* name, int d, int64_t expect
 Status Checker::unit_stride(TensorView const& t, char const* name, int d) const {
   if (t.shape[d] > 1 && t.stride[d] != 1) {
     return fail(std::string(name) + " must have stride 1 in dim " + std::to_string(d) + " (" + t.describe() + ")");
+  }
+  return Status::ok();
+}
+
+Status Checker::disjoint(std::initializer_list<NamedView> written, std::initializer_list<NamedView> read) const {
+  for (auto w = written.begin(); w != written.end(); ++w) {
+    if (!w->view->defined()) continue;
+    ByteSpan const span = byte_span(*w->view);
+    auto clash = [&](NamedView const& o) { return o.view->defined() && span.overlaps(byte_span(*o.view)); };
+    for (auto o = w + 1; o != written.end(); ++o) {
+      if (clash(*o)) return fail(std::string(w->name) + " overlaps " + o->name);
+    }
+    for (NamedView const& o : read) {
+      if (clash(o)) return fail(std::string(w->name) + " overlaps " + o.name);
+    }
   }
   return Status::ok();
 }

@@ -11,6 +11,12 @@
 
 namespace baton::detail {
 
+// A view an op reads or writes, by its argument name (for Checker::disjoint).
+struct NamedView {
+  char const* name;
+  TensorView const* view;
+};
+
 class Checker {
  public:
   explicit Checker(char const* op) : op_(op) {}
@@ -32,6 +38,10 @@ class Checker {
   // pass, but a few hand-built interleaved layouts that do not overlap (shape (3, 2), strides
   // (2, 3)) are rejected too.
   Status distinct_elements(TensorView const& t, char const* name) const;
+  // No view of `written` overlaps another view of `written` or one of `read` (undefined views
+  // are skipped): a kernel's threads write the first while others may still read or write the
+  // rest. Byte spans, first to last element: a view with gaps counts as occupying them.
+  Status disjoint(std::initializer_list<NamedView> written, std::initializer_list<NamedView> read) const;
 
  private:
   char const* op_;

@@ -26,6 +26,11 @@ size_t dtype_bytes(DType dtype) {
   return 0;
 }
 
+namespace {
+// The dims a view's arrays hold: a hand-built view may carry any rank, but only kMaxRank sizes.
+int held_dims(TensorView const& t) { return t.rank < 0 ? 0 : (t.rank > TensorView::kMaxRank ? TensorView::kMaxRank : t.rank); }
+}  // namespace
+
 TensorView TensorView::contiguous(void* data, DType dtype, std::initializer_list<int64_t> shape) {
   TensorView t;
   t.data = data;
@@ -54,13 +59,13 @@ TensorView TensorView::strided(void* data, DType dtype, std::initializer_list<in
 
 int64_t TensorView::numel() const {
   int64_t n = 1;
-  for (int d = 0; d < rank; ++d) n *= shape[d];
+  for (int d = 0; d < held_dims(*this); ++d) n *= shape[d];
   return n;
 }
 
 bool TensorView::is_contiguous() const {
   int64_t running = 1;
-  for (int d = rank - 1; d >= 0; --d) {
+  for (int d = held_dims(*this) - 1; d >= 0; --d) {
     if (shape[d] != 1 && stride[d] != running) return false;
     running *= shape[d];
   }
@@ -69,6 +74,10 @@ bool TensorView::is_contiguous() const {
 
 std::string TensorView::describe() const {
   std::ostringstream os;
+  if (held_dims(*this) != rank) {
+    os << "rank " << rank << " (outside [0, " << kMaxRank << "]) " << dtype_name(dtype);
+    return os.str();
+  }
   os << "[";
   for (int d = 0; d < rank; ++d) os << (d ? ", " : "") << shape[d];
   os << "] " << dtype_name(dtype) << " strides [";

@@ -13,7 +13,8 @@
 namespace baton {
 namespace {
 
-void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x10000 * i); }
+// 16 MB apart: the views below never overlap unless a test places them so.
+void* fake(uintptr_t i) { return reinterpret_cast<void*>(0x1000000 * i); }
 
 DecodeMetadataArgs valid_decode_args() {
   DecodeMetadataArgs a;
@@ -107,6 +108,35 @@ TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
       {"error_flags dtype",
        [](auto& a) { a.error_flags = TensorView::contiguous(fake(10), DType::kInt64, {1}); },
        {"error_flags", "int64"}},
+      {"strided full_to_swa (the kernel reads it densely)",
+       [](auto& a) {
+         a.swa_page_table = TensorView::contiguous(fake(8), DType::kInt32, {8, 64});
+         a.full_to_swa = TensorView::strided(fake(7), DType::kInt64, {1000}, {2});
+       },
+       {"full_to_swa", "stride 1"}},
+      {"page_table rows on one row", [](auto& a) { a.page_table.stride[0] = 0; }, {"page_table", "overlapping elements"}},
+      {"swa_page_table columns on one element",
+       [](auto& a) {
+         a.full_to_swa = TensorView::contiguous(fake(7), DType::kInt64, {1000});
+         a.swa_page_table = TensorView::strided(fake(8), DType::kInt32, {8, 64}, {64, 0});
+       },
+       {"swa_page_table", "overlapping elements"}},
+      {"cache_seqlens in place over seq_lens",
+       [](auto& a) { a.seq_lens = TensorView::contiguous(fake(4), DType::kInt32, {8}); },
+       {"cache_seqlens overlaps seq_lens"}},
+      {"page_table over req_to_token", [](auto& a) { a.page_table.data = fake(3); }, {"page_table overlaps req_to_token"}},
+      {"cu_seqlens_k over cache_seqlens", [](auto& a) { a.cu_seqlens_k.data = fake(4); },
+       {"cache_seqlens overlaps cu_seqlens_k"}},
+      {"num_kv_splits inside page_table",
+       [](auto& a) {
+         a.num_kv_splits = TensorView::contiguous(fake(6), DType::kInt32, {8});
+         a.split_plan = {32, 8, 16, 0};
+       },
+       {"page_table overlaps num_kv_splits"}},
+      {"error_flags inside cu_seqlens_k",
+       [](auto& a) { a.error_flags = TensorView::contiguous(fake(5), DType::kInt32, {1}); },
+       {"cu_seqlens_k overlaps error_flags"}},
+      {"rank past the view's arrays", [](auto& a) { a.req_to_token.rank = 7; }, {"req_to_token", "rank 7"}},
   };
   for (Mutation const& m : mutations) {
     SCOPED_TRACE(m.name);
@@ -168,6 +198,18 @@ TEST(SpecPageTableValidation, BadInputNamesArgument) {
   b = a;
   b.draft.data = nullptr;
   expect_bad(b, "draft is null");
+  b = a;
+  b.page_table.stride[0] = 0;
+  expect_bad(b, "page_table has overlapping elements");
+  b = a;
+  b.cache_seqlens.data = fake(4);  // on draft_lens
+  expect_bad(b, "cache_seqlens overlaps draft_lens");
+  b = a;
+  b.page_table.data = fake(1);  // on committed
+  expect_bad(b, "page_table overlaps committed");
+  b = a;
+  b.start = TensorView::contiguous(fake(7), DType::kInt32, {12});  // on cu_seqlens_k
+  expect_bad(b, "cu_seqlens_k overlaps start");
 }
 
 TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
@@ -186,6 +228,15 @@ TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
   b = a;
   b.num_kv_splits.shape[0] = 4;
   EXPECT_NE(plan_kv_splits(b).message().find("num_kv_splits dim 0 is 4"), std::string::npos);
+  for (int64_t stride : {0, 2}) {  // the kernel reads the lengths densely
+    b = a;
+    b.cache_seqlens.stride[0] = stride;
+    EXPECT_NE(plan_kv_splits(b).message().find("cache_seqlens must have stride 1"), std::string::npos)
+        << plan_kv_splits(b).message();
+  }
+  b = a;
+  b.num_kv_splits.data = b.cache_seqlens.data;  // in place
+  EXPECT_NE(plan_kv_splits(b).message().find("num_kv_splits overlaps cache_seqlens"), std::string::npos);
   b = a;
   b.params.num_sms = -1;
   EXPECT_EQ(plan_kv_splits(b).code(), StatusCode::kInvalidArgument);

@@ -107,22 +107,12 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   std::vector<uint16_t> bits;
   c.q.resize(size_t(batch) * s.q_len * s.num_q_heads * D);
   random_fill(c.q, bits, s.dtype, rng, 2.0f);
-  if (s.zero_q) {
-    std::fill(c.q.begin(), c.q.end(), 0.f);
-    std::fill(bits.begin(), bits.end(), uint16_t(0));
-  }
-  if (s.q_pad > 0) {  // each row followed by q_pad NaN elements
-    std::vector<uint16_t> wide(bits.size() / D * (D + s.q_pad), 0xFFFF);
-    for (size_t r = 0; r < bits.size() / D; ++r) std::copy_n(bits.begin() + r * D, D, wide.begin() + r * (D + s.q_pad));
-    bits.swap(wide);
-  }
-  q.upload(bits);
+  if (s.zero_q) std::fill(c.q.begin(), c.q.end(), 0.f);
   c.k.resize(pool_elems);
   random_fill(c.k, bits, s.dtype, rng, 1.0f);
-  k.upload(bits);
   c.v.resize(pool_elems);
   random_fill(c.v, bits, s.dtype, rng, 1.0f);
-  v.upload(bits);
+  upload_qkv();
 
   c.cache_seqlens.assign(s.lens.begin(), s.lens.end());
   seqlens.upload(c.cache_seqlens);
@@ -200,6 +190,24 @@ void DeviceAttention::upload_device_inputs(std::vector<int32_t> const& seqlens_i
   seqlens.upload(seqlens_in);
   page_table.upload(rows);
   if (!split_counts.empty()) splits.upload(split_counts);
+}
+
+void DeviceAttention::upload_qkv() {
+  int const D = shape_.head_dim;
+  auto encode = [&](std::vector<float> const& vals) {
+    std::vector<uint16_t> bits(vals.size());
+    for (size_t i = 0; i < vals.size(); ++i) bits[i] = to_bits(vals[i], shape_.dtype);
+    return bits;
+  };
+  std::vector<uint16_t> bits = encode(c.q);
+  if (shape_.q_pad > 0) {  // each row followed by q_pad NaN elements
+    std::vector<uint16_t> wide(bits.size() / D * (D + shape_.q_pad), 0xFFFF);
+    for (size_t r = 0; r < bits.size() / D; ++r) std::copy_n(bits.begin() + r * D, D, wide.begin() + r * (D + shape_.q_pad));
+    bits.swap(wide);
+  }
+  q.upload(bits);
+  k.upload(encode(c.k));
+  v.upload(encode(c.v));
 }
 
 int32_t DeviceAttention::zero_spare_page() {

@@ -72,6 +72,8 @@ struct DeviceAttention {
   // counts, page ids); the reference case c stays as it is.
   void upload_device_inputs(std::vector<int32_t> const& seqlens, std::vector<int32_t> const& page_table_rows,
                             std::vector<int32_t> const& split_counts);
+  // Uploads c.q, c.k and c.v (values the dtype holds exactly), after a test changed them.
+  void upload_qkv();
   // A pool page that no request's pages use, its K and V (padding included) zeroed in c and on
   // the device; returns its id.
   int32_t zero_spare_page();

@@ -6,6 +6,7 @@
 // and in a graph.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <string>
@@ -273,6 +274,54 @@ TEST_F(AttentionInputs, SmallPagesAndSingleLaunchSameBitsPdlAndGraph) {
     for (size_t i = 1; i < all.size(); ++i) {
       EXPECT_TRUE(bitwise_equal(all[i].data(), all[0].data(), all[0].size(), names[i % 4]))
           << (i >= 4 ? "early reads" : "default mode");
+    }
+  }
+}
+
+
+// fp16 outputs at the edge of the range. P is rounded to fp16 for P.V while the row sum is
+// not, so a mean of V values at 65504 can come out a few parts in 10^4 above it; past 65520
+// that rounds to Inf. The outputs saturate at +-65504 instead (attention_common.cuh,
+// from_float). Here the exact output is +-65504 (V = +65504 in even dims, -65504 in odd ones);
+// q = e0; of every 16 keys one has K = 0 (score 0) and 15 have K[0] = -1 (score -0.6926, whose
+// e^s = 0.500274 rounds to 0.500488 in fp16), so without saturation out = 65504 x 1.000378 ->
+// Inf. One split (the producer's store) and 4 (the reducer, and single launch's merge), group 1
+// (keys as M) and 16 (rows as M), default mode, early reads and single launch.
+TEST_F(AttentionInputs, Fp16OutputsSaturateInsteadOfInf) {
+  for (int group : {1, 16}) {
+    for (int splits : {1, 4}) {
+      SCOPED_TRACE("group " + std::to_string(group) + ", " + std::to_string(splits) + " splits");
+      AttnShape s;
+      s.lens = {64};
+      s.num_q_heads = group;
+      s.num_kv_heads = 1;
+      s.head_dim = 64;
+      s.page_size = 16;
+      s.dtype = DType::kFloat16;
+      s.max_splits = splits;
+      s.splits = {splits};
+      s.softmax_scale = 0.6926f;
+      DeviceAttention d(s);
+      std::fill(d.c.q.begin(), d.c.q.end(), 0.f);
+      for (int h = 0; h < group; ++h) d.c.q[size_t(h) * s.head_dim] = 1.f;
+      for (int pos = 0; pos < s.lens[0]; ++pos) {
+        int64_t const row = d.c.kv_offset(0, pos, 0);
+        for (int dim = 0; dim < s.head_dim; ++dim) {
+          d.c.k[row + dim] = dim == 0 && pos % 16 != 0 ? -1.f : 0.f;
+          d.c.v[row + dim] = dim % 2 == 0 ? 65504.f : -65504.f;
+        }
+      }
+      d.upload_qkv();
+      for (auto [early, single] : {std::pair{false, false}, {true, false}, {false, true}}) {
+        SCOPED_TRACE(early ? "early reads" : single ? "single launch" : "default mode");
+        run(d, early, single);
+        std::vector<uint16_t> const bits = d.out_bits();
+        ASSERT_EQ(bits.size(), size_t(group) * s.head_dim);
+        int wrong = 0;
+        for (size_t i = 0; i < bits.size(); ++i) wrong += bits[i] != (i % 2 == 0 ? 0x7BFF : 0xFBFF);
+        EXPECT_EQ(wrong, 0) << "of " << bits.size() << " outputs not +-65504 (first: 0x" << std::hex << bits[0] << ")";
+        for (float x : d.lse_values()) EXPECT_TRUE(std::isfinite(x)) << x;
+      }
     }
   }
 }
