@@ -20,9 +20,15 @@ enum class PdlMode {
 };
 
 struct LaunchOptions {
+  // A stream of the current device (cudaSetDevice): the op reads the kernels' facts and raises
+  // their shared-memory limits on the current device, so a stream of another device (a binding
+  // without a device guard) is the caller's error. nullptr: the legacy default stream.
   cudaStream_t stream = nullptr;
   PdlMode pdl = PdlMode::kAuto;
 };
+
+// Per-device facts (kernel attributes, shared-memory limits, device info) are read once per
+// process and device and kept: after cudaDeviceReset() a process must not call baton again.
 
 // Scratch memory owned by the caller. Ops that need scratch say how much through an
 // `xxx_workspace_bytes(...)` function; no op allocates.
@@ -31,7 +37,8 @@ struct Workspace {
   size_t bytes = 0;
 };
 
-// True when BATON_PDL=0 is set in the environment (read once, at first use).
+// True when BATON_PDL=0 is set in the environment: exactly "0" (no other value turns PDL off),
+// read once, at the first launch of the process; set it before that, not later.
 bool pdl_disabled_by_env();
 
 }  // namespace baton

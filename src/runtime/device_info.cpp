@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "baton/device_info.h"
+#include "runtime/cuda_failure.h"
 #include "runtime/thread_memo.h"
 
 namespace baton {
@@ -18,8 +19,8 @@ Status query(int device, DeviceInfo* info) {
   auto attr = [device](cudaDeviceAttr a, int* v) -> Status {
     cudaError_t err = cudaDeviceGetAttribute(v, a, device);
     if (err != cudaSuccess) {
-      return Status::cuda_error("cudaDeviceGetAttribute(" + std::to_string(int(a)) + ") on device " +
-                                std::to_string(device) + ": " + cudaGetErrorString(err));
+      return detail::cuda_failure(err, "cudaDeviceGetAttribute(" + std::to_string(int(a)) + ") on device " +
+                                           std::to_string(device));
     }
     return Status::ok();
   };
@@ -41,7 +42,7 @@ Status get_device_info(DeviceInfo* info, int device) {
   if (info == nullptr) return Status::invalid_argument("get_device_info: info is null");
   if (device < 0) {
     cudaError_t err = cudaGetDevice(&device);
-    if (err != cudaSuccess) return Status::cuda_error(std::string("cudaGetDevice: ") + cudaGetErrorString(err));
+    if (err != cudaSuccess) return detail::cuda_failure(err, "cudaGetDevice");
   }
   thread_local detail::ThreadMemo<int, DeviceInfo> memo;  // no lock after the first call on a thread
   if (DeviceInfo const* hit = memo.find(device)) {

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "baton/device_info.h"
+#include "runtime/cuda_failure.h"
 #include "runtime/thread_memo.h"
 
 namespace baton {
@@ -31,7 +32,7 @@ namespace detail {
 namespace {
 
 Status cuda_status(cudaError_t err, char const* what, char const* kernel) {
-  return Status::cuda_error(std::string(what) + " for " + kernel + ": " + cudaGetErrorString(err));
+  return cuda_failure(err, std::string(what) + " for " + kernel);
 }
 
 using KernelKey = std::pair<int, void const*>;  // (device, kernel)
