@@ -12,7 +12,8 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
   c.fill_columns = s.fill_columns;
   int64_t const num_rows = s.batch + 3;
   int64_t const ps = s.page_size;
-  std::vector<int64_t> const edges = {0, 1, ps - 1, ps, ps + 1, s.max_context};
+  std::vector<int64_t> edges = s.lens;
+  for (int64_t e : {int64_t(0), int64_t(1), ps - 1, ps, ps + 1, s.max_context}) edges.push_back(e);
   for (int b = 0; b < s.batch; ++b) {
     int64_t len = b < static_cast<int>(edges.size()) ? edges[b]
                                                      : std::uniform_int_distribution<int64_t>(0, s.max_context)(rng);

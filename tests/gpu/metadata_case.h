@@ -29,9 +29,10 @@ struct MetadataShape {
   bool early_reads = false;  // DecodeMetadataArgs::inputs_written_before_chain
   int plan_q_len = 1;        // with plan: SplitPlanParams::q_len (draft tokens per request)
   int plan_head_dim = 0;     // with plan: SplitPlanParams::head_dim (0: 128)
+  std::vector<int64_t> lens; // KV lengths (after delta) of the first requests; the edge set follows
 };
 
-// Random lengths (the edge set first: 0, 1, ps-1, ps, ps+1, max_context), a random
+// Lengths: s.lens, then the edge set (0, 1, ps-1, ps, ps+1, max_context), then random; a random
 // req_to_token of page-aligned slots, a random full_to_swa with -1 -> -1.
 ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s);
 

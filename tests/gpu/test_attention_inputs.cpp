@@ -326,5 +326,34 @@ TEST_F(AttentionInputs, Fp16OutputsSaturateInsteadOfInf) {
   }
 }
 
+
+// The softcap has power here: scale 1 makes the scores ~4 in size, and a cap of 2 bends every
+// one of them (elsewhere caps of 20-30 on scores of ~2 move them by < 0.01, which a kernel that
+// ignored the cap would pass). Keys as M (group 4), rows as M (group 16) and the paired form
+// (group 4 x 8 draft tokens: 32 rows), several splits, every mode; and the negative control:
+// the same outputs against a reference without the cap must fail.
+TEST_F(AttentionInputs, SoftcapShapesTheScores) {
+  for (auto [group, q_len] : {std::pair{4, 1}, {16, 1}, {4, 8}}) {
+    SCOPED_TRACE("group " + std::to_string(group) + ", q_len " + std::to_string(q_len));
+    AttnShape s;
+    s.lens = {700, 33};
+    s.q_len = q_len;
+    s.num_kv_heads = 2;
+    s.num_q_heads = 2 * group;
+    s.max_splits = 3;
+    s.splits = {3, 1};
+    s.page_size = 16;
+    s.softmax_scale = 1.f;
+    s.softcap = 2.f;
+    s.seed = uint64_t(group) * 10 + q_len;
+    DeviceAttention d(s);
+    check_modes(d, 2e-3, 1e-4);
+    run(d, false, false);
+    d.c.softcap = 0;  // the reference without the cap
+    EXPECT_FALSE(d.matches_reference()) << "outputs with the cap also match a reference without it";
+    d.c.softcap = s.softcap;
+  }
+}
+
 }  // namespace
 }  // namespace baton::test

@@ -28,7 +28,7 @@ class DecodeMetadata : public GpuTest {
 // ---- edge cases --------------------------------------------------------------------------
 
 TEST_F(DecodeMetadata, SingleRequestLengthOne) {
-  check_shape({.page_size = 16, .batch = 1, .max_context = 64});
+  check_shape({.page_size = 16, .batch = 1, .max_context = 64, .lens = {1}});
 }
 
 TEST_F(DecodeMetadata, LengthsAtPageBoundariesAllPageSizes) {
@@ -90,11 +90,13 @@ struct SweepParam {
   int page_size, batch;
   bool int64_inputs, strided, swa;
   int delta;
+  bool early_reads;
 };
 
 void PrintTo(SweepParam const& p, std::ostream* os) {
   *os << "ps" << p.page_size << " batch " << p.batch << (p.int64_inputs ? " int64" : " int32")
-      << (p.strided ? " strided" : " dense") << (p.swa ? " swa" : "") << " delta " << p.delta;
+      << (p.strided ? " strided" : " dense") << (p.swa ? " swa" : "") << " delta " << p.delta
+      << (p.early_reads ? " early reads" : "");
 }
 
 class DecodeMetadataSweep : public DecodeMetadata, public ::testing::WithParamInterface<SweepParam> {};
@@ -104,31 +106,36 @@ TEST_P(DecodeMetadataSweep, MatchesReference) {
   MetadataShape s;
   s.page_size = p.page_size;
   s.batch = p.batch;
-  // Batch 1 gets rows longer than one work item (kColsPerItem = 4096 columns) at every page
-  // size; batch 7 longer than half of one.
+  // Batch 1 gets one row of 4200 pages (more than two work items of kColsPerItem = 2048
+  // columns at page 1; page sizes of 8 or more cut items to the grid, sector_item_columns) at
+  // every page size; batch 7 one of 2100 pages among its edge lengths.
   s.max_context = int64_t(p.page_size) * (p.batch == 1 ? 4200 : p.batch <= 8 ? 2100 : 40);
+  if (p.batch == 1) s.lens = {s.max_context};
   s.int64_inputs = p.int64_inputs;
   s.strided = p.strided;
   s.swa = p.swa;
   s.delta = p.delta;
   s.plan = p.batch == 7;
-  s.early_reads = (p.page_size + p.batch + p.delta) % 3 == 0;  // a third of the cases
+  s.early_reads = p.early_reads;
   s.seed = uint64_t(p.page_size) * 7919 + p.batch * 31 + p.int64_inputs * 2 + p.swa * 5 + p.strided * 11;
   check_shape(s);
 }
 
 std::vector<SweepParam> sweep_params() {
   std::vector<SweepParam> out;
-  int i = 0;
+  // Per (page size, batch), the four (swa, int64) cases take the four (strided, delta) pairs
+  // in a rotation that moves with the page size and the batch, so every combination of the four
+  // axes occurs across the sweep; early reads in a third of the cases, at every page size.
+  int cell = 0;
   for (int ps = 1; ps <= 256; ps *= 2) {
     for (int batch : {1, 7, 256, 1000}) {
-      for (bool swa : {false, true}) {
-        for (bool i64 : {false, true}) {
-          // strides and delta alternate so each page size sees both
-          out.push_back({ps, batch, i64, (i % 2) == 0, swa, (i / 2) % 2 ? 3 : 0});
-          ++i;
-        }
+      for (int j = 0; j < 4; ++j) {
+        bool const swa = j & 2, i64 = j & 1;
+        int const k = (j + cell) % 4;
+        bool const early = (j + cell) % 3 == 0;
+        out.push_back({ps, batch, i64, (k & 1) != 0, swa, (k & 2) ? 3 : 0, early});
       }
+      ++cell;
     }
   }
   return out;
@@ -137,7 +144,8 @@ std::vector<SweepParam> sweep_params() {
 std::string sweep_name(::testing::TestParamInfo<SweepParam> const& info) {
   SweepParam const& p = info.param;
   return "ps" + std::to_string(p.page_size) + "_b" + std::to_string(p.batch) + (p.int64_inputs ? "_i64" : "_i32") +
-         (p.strided ? "_strided" : "_dense") + (p.swa ? "_swa" : "") + "_d" + std::to_string(p.delta);
+         (p.strided ? "_strided" : "_dense") + (p.swa ? "_swa" : "") + "_d" + std::to_string(p.delta) +
+         (p.early_reads ? "_early" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeded, DecodeMetadataSweep, ::testing::ValuesIn(sweep_params()), sweep_name);

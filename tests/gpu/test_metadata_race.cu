@@ -55,9 +55,11 @@ TEST_F(MetadataRace, DecodeMetadataWaitsBeforeReading) {
   EXPECT_TRUE(h.run());
 }
 
-// Launches the library's kernel directly, with or without its wait, exactly as the library
-// does (PDL on). Params are wired by hand because the inputs are poisoned at launch time.
-Status launch_decode_metadata_kernel(DecodeMetadataArgs const& a, bool wait, cudaStream_t stream) {
+// Launches the library's kernel directly, with or without its wait, as the library does (PDL
+// on), in its scalar or its vectorised form (kVec; the library picks scalar for this staged
+// shape, whose page-table rows of 4099 columns are not 16-byte aligned, and vectorised for
+// aligned page-1 tables). Params are wired by hand because the inputs are poisoned at launch time.
+Status launch_decode_metadata_kernel(DecodeMetadataArgs const& a, bool wait, bool vec, cudaStream_t stream) {
   metadata::DecodeMetadataParams p{};
   p.seq_lens = {a.seq_lens.data, 1, false};
   p.req_pool_indices = {a.req_pool_indices.data, 1, false};
@@ -86,23 +88,27 @@ Status launch_decode_metadata_kernel(DecodeMetadataArgs const& a, bool wait, cud
   p.plan = {static_cast<int32_t*>(a.num_kv_splits.data), a.split_plan.max_splits, a.split_plan.num_sms, 8};
   detail::LaunchConfig config{dim3(1 + static_cast<unsigned>(p.num_items)), dim3(metadata::kThreads)};
   detail::KernelTraits traits{"decode_metadata_mutation", /*waits_on_prior_grid=*/true};
-  return wait ? detail::launch(metadata::decode_metadata_kernel<true, true>, traits, config, {stream, PdlMode::kOn}, p)
-              : detail::launch(metadata::decode_metadata_kernel<true, false>, traits, config, {stream, PdlMode::kOn}, p);
+  auto* kernel = vec ? (wait ? metadata::decode_metadata_kernel<true, true> : metadata::decode_metadata_kernel<true, false>)
+                     : (wait ? metadata::decode_metadata_kernel<false, true> : metadata::decode_metadata_kernel<false, false>);
+  return detail::launch(kernel, traits, config, {stream, PdlMode::kOn}, p);
 }
 
 TEST_F(MetadataRace, HarnessCatchesAMissingWait) {
   BATON_SKIP_WHERE_NOTHING_CAN_RACE();
-  StagedMetadata s;
-  RaceHarness h = s.harness();
-  // Control: the hand-wired launch of the waiting kernel passes.
-  h.consumer = [&](cudaStream_t stream) { return launch_decode_metadata_kernel(s.d.args, true, stream); };
-  ASSERT_TRUE(h.run()) << "control launch (with the wait) failed: the mutation result would mean nothing";
-  // Mutant: the same kernel compiled without griddepcontrol.wait must fail the harness.
-  h.consumer = [&](cudaStream_t stream) { return launch_decode_metadata_kernel(s.d.args, false, stream); };
-  RaceHarness::Outcome how = RaceHarness::Outcome::kError;
-  ::testing::AssertionResult const r = h.run(&how);  // the check must fail, not setup or a launch
-  EXPECT_EQ(how, RaceHarness::Outcome::kCheckFailed)
-      << "the race harness did not catch a kernel that reads before griddepcontrol.wait: " << r.message();
+  for (bool vec : {false, true}) {  // both forms of the kernel
+    SCOPED_TRACE(vec ? "vectorised kernel" : "scalar kernel (the one build_decode_metadata runs here)");
+    StagedMetadata s;
+    RaceHarness h = s.harness();
+    // Control: the hand-wired launch of the waiting kernel passes.
+    h.consumer = [&](cudaStream_t stream) { return launch_decode_metadata_kernel(s.d.args, true, vec, stream); };
+    ASSERT_TRUE(h.run()) << "control launch (with the wait) failed: the mutation result would mean nothing";
+    // Mutant: the same kernel compiled without griddepcontrol.wait must fail the harness.
+    h.consumer = [&](cudaStream_t stream) { return launch_decode_metadata_kernel(s.d.args, false, vec, stream); };
+    RaceHarness::Outcome how = RaceHarness::Outcome::kError;
+    ::testing::AssertionResult const r = h.run(&how);  // the check must fail, not setup or a launch
+    EXPECT_EQ(how, RaceHarness::Outcome::kCheckFailed)
+        << "the race harness did not catch a kernel that reads before griddepcontrol.wait: " << r.message();
+  }
 }
 
 TEST_F(MetadataRace, EarlyReadsAreOnlyForInputsWrittenBeforeTheChain) {

@@ -35,13 +35,14 @@ ref::SpecPageTableCase make_spec_case(SpecShape const& s) {
   for (auto& v : c.committed.data) v = static_cast<int32_t>(rng() % 100000);
   c.draft = ref::IntMatrix::make(rows, s.width_b, s.width_b, 1, 0);
   for (auto& v : c.draft.data) v = static_cast<int32_t>(rng() % 100000) + 1000000;
-  // lengths cover 0, the source widths (and past them: those columns read 0) and max_cols
-  std::vector<int64_t> const edges = {0, 1, s.width_a, s.width_a + 2, s.max_cols};
+  // lengths cover 0, the source widths (and past them: those columns read 0) and max_cols;
+  // the first row's are not 0, so a case of one row writes something
+  std::vector<int64_t> const edges = {s.width_a + 2, 0, 1, s.width_a, s.max_cols};
   for (int64_t i = 0; i < (s.lens_per_row ? rows : s.batch); ++i) {
     c.committed_lens.push_back(i < (int64_t)edges.size() ? edges[i] : int64_t(rng() % (s.width_a + 4)));
   }
   for (int64_t m = 0; m < rows; ++m) {
-    c.draft_lens.push_back(m % 5 == 0 ? 0 : int64_t(rng() % (s.width_b + 3)));
+    c.draft_lens.push_back(m % 5 == 4 ? 0 : 1 + int64_t(rng() % (s.width_b + 2)));
     if (s.with_start) c.start.push_back(int64_t(rng() % 7));
   }
   return c;
