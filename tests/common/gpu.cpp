@@ -62,6 +62,8 @@ std::string gpu_skip_reason() {
   return ::testing::AssertionFailure() << what << ": " << bad << " of " << got.size() << " outside tolerance" << msg;
 }
 
+constexpr uint64_t kPredecessorNs = 20000;  // the op's launch and prologue fit well inside it
+
 std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
     std::function<Status(cudaStream_t, PdlMode)> const& op, std::function<void()> const& poison,
     std::function<std::vector<unsigned char>()> const& snapshot) {
@@ -78,6 +80,7 @@ std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
         cudaGraph_t g = nullptr;
         cudaGraphExec_t e = nullptr;
         EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+        EXPECT_TRUE(launch_predecessor(stream, kPredecessorNs).is_ok());
         Status st = op(stream, pdl);
         EXPECT_TRUE(st.is_ok()) << st.to_string();
         EXPECT_EQ(cudaStreamEndCapture(stream, &g), cudaSuccess);
@@ -87,6 +90,7 @@ std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
         if (e) cudaGraphExecDestroy(e);
         if (g) cudaGraphDestroy(g);
       } else {
+        EXPECT_TRUE(launch_predecessor(stream, kPredecessorNs).is_ok());
         Status st = op(stream, pdl);
         EXPECT_TRUE(st.is_ok()) << st.to_string();
         EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);

@@ -117,6 +117,15 @@ OverlapProbe probe_overlap() {
 
 }  // namespace
 
+Status launch_predecessor(cudaStream_t stream, uint64_t stall_ns) {
+  ProducerParams p{};
+  p.num_jobs = 0;  // nothing copied: the kernel only stalls
+  p.stall_ns = stall_ns;
+  stall_then_copy<<<1, 32, 0, stream>>>(p);
+  cudaError_t const err = cudaGetLastError();
+  return err == cudaSuccess ? Status::ok() : Status::cuda_error(std::string("predecessor: ") + cudaGetErrorString(err));
+}
+
 char const* serialising_environment() {
   if (std::getenv("NV_SANITIZER_INJECTION_TRANSPORT_TYPE") != nullptr ||
       std::getenv("NV_SANITIZER_INJECTION_PORT_BASE") != nullptr) {

@@ -919,12 +919,32 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
   }
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // The kernels one call launches, counted in a captured graph: 1 when single launch is taken,
+  // 2 when the host falls back to producer + reducer -- so that a fallback that crept in would
+  // not leave this test comparing two kernels with two kernels.
+  auto kernels_per_call = [&](DeviceAttention& d) {
+    cudaGraph_t graph = nullptr;
+    EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    Status const st = decode_attention(d.args, d.ws(), {stream, PdlMode::kOn});
+    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    size_t nodes = 0;
+    if (graph != nullptr) {
+      EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+      cudaGraphDestroy(graph);
+    }
+    return nodes;
+  };
   for (size_t i = 0; i < shapes.size(); ++i) {
     SCOPED_TRACE("shape " + std::to_string(i));
     DeviceAttention d(shapes[i]);
     auto run = [&](bool single, PdlMode pdl) { return d.call_bytes(single, pdl, stream); };
     std::vector<unsigned char> const two = run(false, PdlMode::kOff);
     EXPECT_TRUE(d.matches_reference());
+    EXPECT_EQ(kernels_per_call(d), 2u) << "producer + reducer";
+    run(true, PdlMode::kOff);  // args now ask for single launch
+    bool const falls_back = shapes[i].head_dim == 64 && shapes[i].max_splits == 72;  // the one that does not fit
+    EXPECT_EQ(kernels_per_call(d), falls_back ? 2u : 1u) << (falls_back ? "the fallback" : "single launch");
     for (PdlMode pdl : {PdlMode::kOff, PdlMode::kOn}) {
       std::vector<unsigned char> const one = run(true, pdl);
       EXPECT_TRUE(d.matches_reference());
