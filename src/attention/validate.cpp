@@ -18,27 +18,25 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
-// Every tensor argument of a call with its name, those the call writes first (kWritten).
-struct NamedView {
-  TensorView const* view;
-  char const* name;
-};
-constexpr int kWritten = 3;
+TensorView const kNone{};  // an undefined view: overlap checks skip it
+
+// Every tensor argument of a call with its name, those the call writes first (kWritten); an
+// argument the call does not use is kNone (merge_counters is used only by single launch).
+using detail::NamedView;
+constexpr size_t kWritten = 3, kQ = 3;
 std::array<NamedView, 11> tensor_args(DecodeAttentionArgs const& a) {
-  return {{{&a.out, "out"},
-           {&a.lse, "lse"},
-           {&a.merge_counters, "merge_counters"},
-           {&a.q, "q"},
-           {&a.k_cache, "k_cache"},
-           {&a.v_cache, "v_cache"},
-           {&a.cache_seqlens, "cache_seqlens"},
-           {&a.page_table, "page_table"},
-           {&a.num_kv_splits, "num_kv_splits"},
-           {&a.sinks, "sinks"},
-           {&a.alibi_slopes, "alibi_slopes"}}};
+  return {{{"out", &a.out},
+           {"lse", &a.lse},
+           {"merge_counters", a.single_launch ? &a.merge_counters : &kNone},
+           {"q", &a.q},
+           {"k_cache", &a.k_cache},
+           {"v_cache", &a.v_cache},
+           {"cache_seqlens", &a.cache_seqlens},
+           {"page_table", &a.page_table},
+           {"num_kv_splits", &a.num_kv_splits},
+           {"sinks", &a.sinks},
+           {"alibi_slopes", &a.alibi_slopes}}};
 }
-// merge_counters is read and written only by single launch.
-bool used(DecodeAttentionArgs const& a, NamedView const& v) { return v.view != &a.merge_counters || a.single_launch; }
 
 bool same_view(TensorView const& a, TensorView const& b) {
   if (a.data != b.data || a.rank != b.rank || a.dtype != b.dtype) return false;
@@ -176,20 +174,14 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   // What the call writes (out, lse, the single-launch counters) must not overlap anything
   // else it reads or writes, which other CTAs may still be reading; out may be q itself (the
   // same view: each q row is read before its own output row is written), not a shifted one.
-  auto const all = tensor_args(a);
-  for (int w = 0; w < kWritten; ++w) {
-    if (!used(a, all[w])) continue;
-    detail::ByteSpan const span = detail::byte_span(*all[w].view);
-    for (size_t o = w + 1; o < all.size(); ++o) {
-      if (!used(a, all[o])) continue;
-      bool const q_in_place = all[w].view == &a.out && all[o].view == &a.q;
-      if (q_in_place && same_view(a.out, a.q)) continue;
-      if (span.overlaps(detail::byte_span(*all[o].view))) {
-        return c.fail(std::string(all[w].name) + " overlaps " + all[o].name +
-                      (q_in_place ? " (only the same view as q is allowed)" : ""));
-      }
-    }
+  // Then q's bytes are out's, which the written views are checked against already.
+  auto args = tensor_args(a);
+  if (same_view(a.out, a.q)) {
+    args[kQ].view = &kNone;
+  } else if (detail::byte_span(a.out).overlaps(detail::byte_span(a.q))) {
+    return c.fail("out overlaps q (only the same view as q is allowed)");
   }
+  BATON_RETURN_IF_ERROR(c.disjoint(args.data(), args.size(), kWritten));
   if (num_kv_heads * row_chunks(group, a.q_len, head_dim) > 65535) {
     return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
   }
@@ -210,7 +202,7 @@ Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s,
   // overwritten by one.
   detail::ByteSpan const partials{reinterpret_cast<uintptr_t>(ws.data), reinterpret_cast<uintptr_t>(ws.data) + need};
   for (NamedView const& t : tensor_args(a)) {
-    if (used(a, t) && detail::byte_span(*t.view).overlaps(partials)) {
+    if (detail::byte_span(*t.view).overlaps(partials)) {
       return Status::invalid_argument(std::string("decode_attention: ") + t.name + " overlaps the workspace's partial results");
     }
   }

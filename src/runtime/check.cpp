@@ -100,19 +100,34 @@ Status Checker::unit_stride(TensorView const& t, char const* name, int d) const 
   return Status::ok();
 }
 
-Status Checker::disjoint(std::initializer_list<NamedView> written, std::initializer_list<NamedView> read) const {
-  for (auto w = written.begin(); w != written.end(); ++w) {
+namespace {
+// Written views [wb, we), read views [rb, re): each written one against the written ones after
+// it and every read one.
+Status disjoint_views(Checker const& c, NamedView const* wb, NamedView const* we, NamedView const* rb,
+                      NamedView const* re) {
+  for (NamedView const* w = wb; w != we; ++w) {
     if (!w->view->defined()) continue;
     ByteSpan const span = byte_span(*w->view);
-    auto clash = [&](NamedView const& o) { return o.view->defined() && span.overlaps(byte_span(*o.view)); };
-    for (auto o = w + 1; o != written.end(); ++o) {
-      if (clash(*o)) return fail(std::string(w->name) + " overlaps " + o->name);
-    }
-    for (NamedView const& o : read) {
-      if (clash(o)) return fail(std::string(w->name) + " overlaps " + o.name);
-    }
+    NamedView const* hit = nullptr;  // the first view it overlaps
+    auto find = [&](NamedView const* o, NamedView const* end) {
+      for (; hit == nullptr && o != end; ++o) {
+        if (o->view->defined() && span.overlaps(byte_span(*o->view))) hit = o;
+      }
+    };
+    find(w + 1, we);
+    find(rb, re);
+    if (hit != nullptr) return c.fail(std::string(w->name) + " overlaps " + hit->name);
   }
   return Status::ok();
+}
+}  // namespace
+
+Status Checker::disjoint(std::initializer_list<NamedView> written, std::initializer_list<NamedView> read) const {
+  return disjoint_views(*this, written.begin(), written.end(), read.begin(), read.end());
+}
+
+Status Checker::disjoint(NamedView const* views, size_t count, size_t written) const {
+  return disjoint_views(*this, views, views + written, views + written, views + count);
 }
 
 }  // namespace baton::detail

@@ -42,6 +42,8 @@ class Checker {
   // are skipped): a kernel's threads write the first while others may still read or write the
   // rest. Byte spans, first to last element: a view with gaps counts as occupying them.
   Status disjoint(std::initializer_list<NamedView> written, std::initializer_list<NamedView> read) const;
+  // The same over one array whose first `written` views are the written ones.
+  Status disjoint(NamedView const* views, size_t count, size_t written) const;
 
  private:
   char const* op_;
