@@ -96,15 +96,15 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float f) { re
 // values at the fp16 maximum past 65504 by a few parts in 10^4 -- and past 65520 rounds to
 // Inf. Finite values past the range saturate to +-65504 (Inf and NaN, which only bad
 // inputs give, pass through). bf16's range has no such edge.
-template <>
-__device__ __forceinline__ __half from_float<__half>(float f) {
+__device__ __forceinline__ float saturate_half(float f) {
   constexpr float kMax = 65504.f;
-  if (fabsf(f) > kMax && fabsf(f) < INFINITY) f = copysignf(kMax, f);
-  return __float2half_rn(f);
+  return fabsf(f) > kMax && fabsf(f) < INFINITY ? copysignf(kMax, f) : f;
 }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float f) { return __float2half_rn(saturate_half(f)); }
 
-// Two floats rounded to T (as from_float) in one 32-bit word, lo in the low half (the lower
-// address).
+// Two floats rounded to T in one 32-bit word, lo in the low half (the lower address). No
+// saturation: for P (in [0, 1]); outputs go through pack_out_pair.
 template <class T>
 __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
   uint32_t bits;
@@ -116,6 +116,13 @@ __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
     memcpy(&bits, &v, sizeof(bits));
   }
   return bits;
+}
+
+// Two outputs rounded to T as from_float rounds them (fp16 saturates), packed as pack_pair.
+template <class T>
+__device__ __forceinline__ uint32_t pack_out_pair(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) return pack_pair<T>(saturate_half(lo), saturate_half(hi));
+  return pack_pair<T>(lo, hi);
 }
 
 __device__ __forceinline__ void cp_async_16(void* smem, void const* gmem, bool valid) {

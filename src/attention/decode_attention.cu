@@ -137,12 +137,15 @@ AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& 
   bool const nhd = a.layout == KvLayout::kNHD;
   p.k = a.k_cache.data;
   p.v = a.v_cache.data;
-  p.k_stride_page = static_cast<int32_t>(a.k_cache.stride[0]);  // validate: < 2^31
-  p.k_stride_token = static_cast<int32_t>(a.k_cache.stride[nhd ? 1 : 2]);
-  p.k_stride_head = static_cast<int32_t>(a.k_cache.stride[nhd ? 2 : 1]);
-  p.v_stride_page = static_cast<int32_t>(a.v_cache.stride[0]);
-  p.v_stride_token = static_cast<int32_t>(a.v_cache.stride[nhd ? 1 : 2]);
-  p.v_stride_head = static_cast<int32_t>(a.v_cache.stride[nhd ? 2 : 1]);
+  // validate: < 2^31 where the dim has more than one index; a size-1 dim's stride only ever
+  // multiplies index 0, so it is passed as 0 (the caller's may be any value).
+  auto stride32 = [](TensorView const& t, int d) { return t.shape[d] > 1 ? static_cast<int32_t>(t.stride[d]) : 0; };
+  p.k_stride_page = stride32(a.k_cache, 0);
+  p.k_stride_token = stride32(a.k_cache, nhd ? 1 : 2);
+  p.k_stride_head = stride32(a.k_cache, nhd ? 2 : 1);
+  p.v_stride_page = stride32(a.v_cache, 0);
+  p.v_stride_token = stride32(a.v_cache, nhd ? 1 : 2);
+  p.v_stride_head = stride32(a.v_cache, nhd ? 2 : 1);
   p.num_pages = static_cast<int32_t>(std::min<int64_t>(a.k_cache.shape[0], INT32_MAX));  // page ids are int32
   p.cache_seqlens = static_cast<int32_t const*>(a.cache_seqlens.data);
   p.page_table = static_cast<int32_t const*>(a.page_table.data);
@@ -159,7 +162,9 @@ AttentionParams make_params(DecodeAttentionArgs const& a, AttentionShape const& 
   p.row_chunks = static_cast<int>(attention::row_chunks(p.group, s.q_len, s.head_dim));
   p.page_shift = detail::log2_exact(s.page_size);
   p.scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  p.window_left = a.window_left;
+  // A window at least as long as the longest request the page table can hold (< 2^31 - 16 keys,
+  // validate) hides no key; capped there, `position - window_left` cannot overflow int32.
+  p.window_left = static_cast<int>(std::min<int64_t>(a.window_left, a.page_table.shape[1] * int64_t(s.page_size)));
   p.early_reads = a.inputs_written_before_chain ? 1 : 0;
   p.softcap = a.softcap;
   p.sinks = static_cast<float const*>(a.sinks.data);

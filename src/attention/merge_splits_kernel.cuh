@@ -146,7 +146,7 @@ struct MergeRow {
     if constexpr (kBytes == 4 || kBytes == 8 || kBytes == 16) {
       uint32_t words[K / 2];
 #pragma unroll
-      for (int k = 0; k < K / 2; ++k) words[k] = pack_pair<T>(acc[2 * k] * end.inv, acc[2 * k + 1] * end.inv);
+      for (int k = 0; k < K / 2; ++k) words[k] = pack_out_pair<T>(acc[2 * k] * end.inv, acc[2 * k + 1] * end.inv);
       if ((reinterpret_cast<uintptr_t>(out) & (kBytes - 1)) == 0) {
         // PTX vector stores: nvcc 13.0 splits a uint2 / uint4 assignment here into 4-byte stores.
         size_t const dst = __cvta_generic_to_global(out);

@@ -229,6 +229,15 @@ TEST(AttentionValidation, SizeOneDimsNeedNoAlignedStride) {
   a.v_cache = a.k_cache;
   Status s = decode_attention_supported(a);
   EXPECT_TRUE(s.is_ok()) << s.to_string();
+  // Nor one that fits 32 bits: the kernel never multiplies it by an index past 0.
+  a.k_cache.stride[2] = int64_t(1) << 32;
+  a.v_cache = TensorView::strided(fake(32), DType::kBFloat16, {1, 64, 1, 128}, {(int64_t(1) << 40) + 3, 128, 5, 1});
+  a.k_cache.shape[0] = 1;
+  s = decode_attention_supported(a);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  a.v_cache.stride[1] = int64_t(1) << 32;  // page_size 64 uses it
+  s = decode_attention_supported(a);
+  EXPECT_NE(s.message().find("v_cache stride 4294967296 in dim 1"), std::string::npos) << s.to_string();
 }
 
 TEST(AttentionValidation, WorkspaceTooSmall) {

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 
 namespace baton::test {
 namespace {
@@ -75,6 +76,8 @@ AttnShape paired_ring_case(int num_kv_heads, int group) {
 }
 
 DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
+  EXPECT_TRUE(s.splits.empty() || s.splits.size() == s.lens.size())
+      << s.splits.size() << " split counts for " << s.lens.size() << " requests: the view would read past them";
   std::mt19937_64 rng(s.seed);
   int const batch = static_cast<int>(s.lens.size());
   int const D = s.head_dim, ps = s.page_size, hkv = s.num_kv_heads;
@@ -103,14 +106,24 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
     c.stride_head = ps * row;
     c.stride_page = hkv * c.stride_head + (s.padded ? 16 : 0);
   }
-  size_t const pool_elems = size_t(pool_pages_) * c.stride_page;
+  // V's: by default K's; v_padded: rows 24 elements and pages 40 longer than K's unpadded ones.
+  int64_t const v_row = s.v_padded ? D + 24 : row, v_page_pad = s.v_padded ? 40 : s.padded ? 16 : 0;
+  if (s.layout == KvLayout::kNHD) {
+    c.v_stride_head = v_row;
+    c.v_stride_token = hkv * v_row;
+    c.v_stride_page = ps * c.v_stride_token + v_page_pad;
+  } else {
+    c.v_stride_token = v_row;
+    c.v_stride_head = ps * v_row;
+    c.v_stride_page = hkv * c.v_stride_head + v_page_pad;
+  }
   std::vector<uint16_t> bits;
   c.q.resize(size_t(batch) * s.q_len * s.num_q_heads * D);
   random_fill(c.q, bits, s.dtype, rng, 2.0f);
   if (s.zero_q) std::fill(c.q.begin(), c.q.end(), 0.f);
-  c.k.resize(pool_elems);
+  c.k.resize(size_t(pool_pages_) * c.stride_page);
   random_fill(c.k, bits, s.dtype, rng, 1.0f);
-  c.v.resize(pool_elems);
+  c.v.resize(size_t(pool_pages_) * c.v_stride_page);
   random_fill(c.v, bits, s.dtype, rng, 1.0f);
   upload_qkv();
 
@@ -129,8 +142,17 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
     alibi.upload(c.alibi);
   }
   int64_t const tokens = int64_t(batch) * s.q_len;
-  out.resize(tokens * s.num_q_heads * (D + s.out_pad));
-  lse.resize(tokens * s.num_q_heads);
+  int64_t const out_row = D + s.out_pad;
+  if (s.out_heads_major) {
+    out_stride_token_ = out_row;
+    out_stride_head_ = tokens * out_row + s.out_token_pad;
+  } else {
+    out_stride_head_ = out_row;
+    out_stride_token_ = s.num_q_heads * out_row + s.out_token_pad;
+  }
+  out.resize((tokens - 1) * out_stride_token_ + (s.num_q_heads - 1) * out_stride_head_ + out_row + s.out_token_pad);
+  lse_stride_token_ = s.num_q_heads + s.lse_pad;
+  lse.resize(tokens * lse_stride_token_);
   workspace.resize(std::max<size_t>(1, decode_attention_workspace_bytes(batch, s.q_len, s.num_q_heads, D, s.max_splits)));
   merge_counters.resize(size_t(int64_t(batch) * s.q_len) * s.num_q_heads);
   merge_counters.poison(0x00);  // zeroed once after allocation
@@ -138,13 +160,12 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   DecodeAttentionArgs& a = args;
   int64_t const q_row = D + s.q_pad;
   a.q = TensorView::strided(q.get(), s.dtype, {tokens, s.num_q_heads, D}, {s.num_q_heads * q_row, q_row, 1});
-  auto pool_view = [&](void* p) {
-    return s.layout == KvLayout::kNHD
-               ? TensorView::strided(p, s.dtype, {pool_pages_, ps, hkv, D}, {c.stride_page, c.stride_token, c.stride_head, 1})
-               : TensorView::strided(p, s.dtype, {pool_pages_, hkv, ps, D}, {c.stride_page, c.stride_head, c.stride_token, 1});
+  auto pool_view = [&](void* p, int64_t page, int64_t token, int64_t head) {
+    return s.layout == KvLayout::kNHD ? TensorView::strided(p, s.dtype, {pool_pages_, ps, hkv, D}, {page, token, head, 1})
+                                      : TensorView::strided(p, s.dtype, {pool_pages_, hkv, ps, D}, {page, head, token, 1});
   };
-  a.k_cache = pool_view(k.get());
-  a.v_cache = pool_view(v.get());
+  a.k_cache = pool_view(k.get(), c.stride_page, c.stride_token, c.stride_head);
+  a.v_cache = pool_view(v.get(), c.v_stride_page, c.v_stride_token, c.v_stride_head);
   a.layout = s.layout;
   a.cache_seqlens = TensorView::contiguous(seqlens.get(), DType::kInt32, {batch});
   a.page_table = TensorView::strided(page_table.get(), DType::kInt32, {batch, c.pt_stride - 1}, {c.pt_stride, 1});
@@ -159,9 +180,8 @@ DeviceAttention::DeviceAttention(AttnShape const& s) : shape_(s) {
   a.softmax_scale = s.softmax_scale;
   if (s.sinks) a.sinks = TensorView::contiguous(sinks.get(), DType::kFloat32, {s.num_q_heads});
   if (s.alibi) a.alibi_slopes = TensorView::contiguous(alibi.get(), DType::kFloat32, {s.num_q_heads});
-  int64_t const out_row = D + s.out_pad;
-  a.out = TensorView::strided(out.get(), s.dtype, {tokens, s.num_q_heads, D}, {s.num_q_heads * out_row, out_row, 1});
-  a.lse = TensorView::contiguous(lse.get(), DType::kFloat32, {tokens, s.num_q_heads});
+  a.out = TensorView::strided(out.get(), s.dtype, {tokens, s.num_q_heads, D}, {out_stride_token_, out_stride_head_, 1});
+  a.lse = TensorView::strided(lse.get(), DType::kFloat32, {tokens, s.num_q_heads}, {lse_stride_token_, 1});
 }
 
 void DeviceAttention::fill_pages(uint64_t seed) {
@@ -218,43 +238,69 @@ int32_t DeviceAttention::zero_spare_page() {
   }
   int32_t page = 0;
   while (used[page]) ++page;  // the pool holds 3 pages more than the table's rows
-  size_t const first = size_t(page) * c.stride_page, last = first + c.stride_page;
-  for (DeviceBuffer<uint16_t>* buf : {&k, &v}) {
+  for (auto [buf, vals, stride] : {std::tuple{&k, &c.k, c.stride_page}, {&v, &c.v, c.v_stride_page}}) {
+    size_t const first = size_t(page) * stride, last = std::min(first + stride, vals->size());
     std::vector<uint16_t> bits = buf->download();
-    std::fill(bits.begin() + first, bits.begin() + std::min(last, bits.size()), uint16_t(0));
+    std::fill(bits.begin() + first, bits.begin() + last, uint16_t(0));
     buf->upload(bits);
+    std::fill(vals->begin() + first, vals->begin() + last, 0.f);
   }
-  std::fill(c.k.begin() + first, c.k.begin() + std::min(last, c.k.size()), 0.f);
-  std::fill(c.v.begin() + first, c.v.begin() + std::min(last, c.v.size()), 0.f);
   return page;
 }
 
 void DeviceAttention::poison() {
   out.poison(0xFF);  // NaN in bf16 and fp16
   lse.poison(0xFF);
-  workspace.poison(0xFF);
+  workspace.poison(poison_calls_++ % 2 == 0 ? 0xFF : 0x7F);
 }
 
 std::vector<uint16_t> DeviceAttention::out_bits() const {
   std::vector<uint16_t> const all = out.download();
-  int64_t const D = shape_.head_dim, row = D + shape_.out_pad;
-  std::vector<uint16_t> bits(all.size() / row * D);
-  for (size_t r = 0; r < all.size() / row; ++r) std::memcpy(bits.data() + r * D, all.data() + r * row, D * 2);
+  int64_t const D = shape_.head_dim, tokens = int64_t(c.batch) * c.q_len;
+  std::vector<uint16_t> bits(size_t(tokens) * c.num_q_heads * D);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int h = 0; h < c.num_q_heads; ++h) {
+      std::memcpy(bits.data() + (t * c.num_q_heads + h) * D, all.data() + t * out_stride_token_ + h * out_stride_head_, D * 2);
+    }
+  }
   return bits;
 }
 
+std::vector<float> DeviceAttention::lse_values() const {
+  std::vector<float> const all = lse.download();
+  int64_t const tokens = int64_t(c.batch) * c.q_len;
+  std::vector<float> vals(size_t(tokens) * c.num_q_heads);
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::memcpy(vals.data() + t * c.num_q_heads, all.data() + t * lse_stride_token_, c.num_q_heads * sizeof(float));
+  }
+  return vals;
+}
+
 bool DeviceAttention::out_padding_untouched() const {
-  std::vector<uint16_t> const all = out.download();
-  int64_t const D = shape_.head_dim, row = D + shape_.out_pad;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (int64_t(i % row) >= D && all[i] != 0xFFFF) return false;
+  std::vector<uint16_t> const o = out.download();
+  std::vector<float> const l = lse.download();
+  std::vector<bool> in_out(o.size(), false), in_lse(l.size(), false);
+  int64_t const D = shape_.head_dim, tokens = int64_t(c.batch) * c.q_len;
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int h = 0; h < c.num_q_heads; ++h) {
+      std::fill_n(in_out.begin() + t * out_stride_token_ + h * out_stride_head_, D, true);
+      in_lse[t * lse_stride_token_ + h] = true;
+    }
+  }
+  for (size_t i = 0; i < o.size(); ++i) {
+    if (!in_out[i] && o[i] != 0xFFFF) return false;
+  }
+  for (size_t i = 0; i < l.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &l[i], 4);
+    if (!in_lse[i] && bits != 0xFFFFFFFFu) return false;
   }
   return true;
 }
 
 std::vector<unsigned char> DeviceAttention::output_bytes() const {
   std::vector<uint16_t> const bits = out_bits();
-  std::vector<float> const l = lse.download();
+  std::vector<float> const l = lse_values();
   std::vector<unsigned char> all(bits.size() * 2 + l.size() * 4);
   std::memcpy(all.data(), bits.data(), bits.size() * 2);
   std::memcpy(all.data() + bits.size() * 2, l.data(), l.size() * 4);
@@ -278,7 +324,7 @@ std::vector<unsigned char> DeviceAttention::call_bytes(bool single, PdlMode pdl,
   ref::decode_attention(c, ref_out, ref_lse);
   ref::decode_attention_naive(c, naive_out, naive_lse);
   std::vector<uint16_t> got_bits = out_bits();
-  std::vector<float> got_lse = lse.download();
+  std::vector<float> got_lse = lse_values();
   // The same-precision error: float math, output rounded to the dtype.
   double naive_err = 0;
   for (size_t i = 0; i < ref_out.size(); ++i) {

@@ -17,7 +17,11 @@ struct AttnShape {
   DType dtype = DType::kBFloat16;
   KvLayout layout = KvLayout::kNHD;
   bool padded = false;             // non-contiguous pool strides
+  bool v_padded = false;           // V's pool strides differ from K's (V rows and pages padded otherwise)
   int out_pad = 0;                 // elements after each (token, head) row of out: non-contiguous out strides
+  int out_token_pad = 0;           // elements after each token's rows of out (after each head's with heads_major)
+  bool out_heads_major = false;    // out laid out [head][token][dim] (strides: head > token)
+  int lse_pad = 0;                 // elements after each token's row of lse
   int q_pad = 0;                   // elements (NaN) after each (token, head) row of q: q as a view into a wider tensor
   int max_splits = 1;
   std::vector<int> splits;         // empty: no num_kv_splits tensor (max_splits for all)
@@ -56,8 +60,9 @@ struct DeviceAttention {
 
   explicit DeviceAttention(AttnShape const& s);
   Workspace ws() { return {workspace.get(), workspace.size()}; }
-  // Poisons out, lse and the workspace; the single-launch counters stay as the last call
-  // left them (0), as a caller's would.
+  // Poisons out and lse (NaN) and the workspace: NaN, or at every other call a finite 3.4e38
+  // (0x7F bytes), as stale partials of a larger call would be finite; the single-launch
+  // counters stay as the last call left them (0), as a caller's would.
   void poison();
   // The single-launch counters, as the last call left them.
   std::vector<int32_t> counters() const { return merge_counters.download(); }
@@ -80,8 +85,9 @@ struct DeviceAttention {
   int64_t pool_pages() const { return pool_pages_; }
   int page_table_cols() const { return c.pt_stride - 1; }  // the columns args.page_table shows
   std::vector<uint16_t> out_bits() const;  // out's logical elements [token][head][dim], padding skipped
-  bool out_padding_untouched() const;     // every padding element of out still holds the poison
-  std::vector<float> lse_values() const { return lse.download(); }
+  // Every element of out's and lse's buffers outside the views still holds the poison.
+  bool out_padding_untouched() const;
+  std::vector<float> lse_values() const;   // lse's logical elements [token][head]
   std::vector<unsigned char> output_bytes() const;  // out's bits, then lse's
   // One call of args as they stand (early reads included) over poisoned outputs, with two
   // kernels or single launch (merge_counters as the last call left them), synchronised;
@@ -91,6 +97,8 @@ struct DeviceAttention {
  private:
   AttnShape shape_;
   int64_t pool_pages_ = 0;
+  int poison_calls_ = 0;
+  int64_t out_stride_token_ = 0, out_stride_head_ = 0, lse_stride_token_ = 0;  // as constructed
   void fill_pages(uint64_t seed);
 };
 

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "baton/attention.h"
+#include "baton/device_info.h"
 #include "common/gpu.h"
 #include "gpu/attention_case.h"
 
@@ -91,6 +93,19 @@ TEST_F(AttentionInputs, EveryKeyCountedOnce) {
       s.zero_q = true;
       s.sinks = ps == 8 || ps == 64;
       s.seed = uint64_t(ps) * 3 + 2;
+      DeviceAttention d(s);
+      check_modes(d, 2e-5, 1e-6);
+    }
+    {
+      SCOPED_TRACE("split counts past 32 (48 and 72), page " + std::to_string(ps));
+      AttnShape s;
+      s.lens = {2000, 5000, 40};
+      s.max_splits = 72;
+      s.splits = {48, 72, 41};
+      s.page_size = ps;
+      s.zero_q = true;
+      s.sinks = ps == 16;
+      s.seed = uint64_t(ps) * 3 + 4;
       DeviceAttention d(s);
       check_modes(d, 2e-5, 1e-6);
     }
@@ -282,46 +297,59 @@ TEST_F(AttentionInputs, SmallPagesAndSingleLaunchSameBitsPdlAndGraph) {
 // fp16 outputs at the edge of the range. P is rounded to fp16 for P.V while the row sum is
 // not, so a mean of V values at 65504 can come out a few parts in 10^4 above it; past 65520
 // that rounds to Inf. The outputs saturate at +-65504 instead (attention_common.cuh,
-// from_float). Here the exact output is +-65504 (V = +65504 in even dims, -65504 in odd ones);
-// q = e0; of every 16 keys one has K = 0 (score 0) and 15 have K[0] = -1 (score -0.6926, whose
-// e^s = 0.500274 rounds to 0.500488 in fp16), so without saturation out = 65504 x 1.000378 ->
-// Inf. One split (the producer's store) and 4 (the reducer, and single launch's merge), group 1
-// (keys as M) and 16 (rows as M), default mode, early reads and single launch.
+// from_float, pack_out_pair). Here the exact output is +-65504 (V = +65504 in even dims, -65504
+// in odd ones); q = e0; of every 16 keys one has K = 0 (score 0) and 15 have K[0] = -1 (score
+// -0.6926, whose e^s = 0.500274 rounds to 0.500488 in fp16), so without saturation out = 65504
+// x 1.000378 -> Inf. One split (the producer's store) and 4 (the reducer, and single launch's
+// merge), group 1 (keys as M) and 16 (rows as M), default mode, early reads and single launch;
+// then a batch past 6 rows per SM, which takes the large reducer form and its packed stores,
+// with out's rows aligned and not (out_pad 1: the element-wise stores).
 TEST_F(AttentionInputs, Fp16OutputsSaturateInsteadOfInf) {
-  for (int group : {1, 16}) {
-    for (int splits : {1, 4}) {
-      SCOPED_TRACE("group " + std::to_string(group) + ", " + std::to_string(splits) + " splits");
-      AttnShape s;
-      s.lens = {64};
-      s.num_q_heads = group;
-      s.num_kv_heads = 1;
-      s.head_dim = 64;
-      s.page_size = 16;
-      s.dtype = DType::kFloat16;
-      s.max_splits = splits;
-      s.splits = {splits};
-      s.softmax_scale = 0.6926f;
-      DeviceAttention d(s);
-      std::fill(d.c.q.begin(), d.c.q.end(), 0.f);
-      for (int h = 0; h < group; ++h) d.c.q[size_t(h) * s.head_dim] = 1.f;
-      for (int pos = 0; pos < s.lens[0]; ++pos) {
-        int64_t const row = d.c.kv_offset(0, pos, 0);
+  DeviceInfo info;
+  BATON_ASSERT_OK(get_device_info(&info));
+  struct Case {
+    int group, splits, batch, out_pad;
+  };
+  int const large_batch = 8 * info.num_sms / 16;  // x 16 rows: past 6 per SM
+  std::vector<Case> const cases = {{1, 1, 1, 0}, {1, 4, 1, 0}, {16, 1, 1, 0}, {16, 4, 1, 0},
+                                   {16, 4, large_batch, 0}, {16, 4, large_batch, 1}};
+  for (Case const& k : cases) {
+    SCOPED_TRACE("group " + std::to_string(k.group) + ", " + std::to_string(k.splits) + " splits, batch " +
+                 std::to_string(k.batch) + ", out_pad " + std::to_string(k.out_pad));
+    AttnShape s;
+    s.lens.assign(k.batch, 64);
+    s.num_q_heads = k.group;
+    s.num_kv_heads = 1;
+    s.head_dim = 64;
+    s.page_size = 16;
+    s.dtype = DType::kFloat16;
+    s.max_splits = k.splits;
+    s.splits.assign(k.batch, k.splits);
+    s.softmax_scale = 0.6926f;
+    s.out_pad = k.out_pad;
+    DeviceAttention d(s);
+    std::fill(d.c.q.begin(), d.c.q.end(), 0.f);
+    for (int r = 0; r < k.batch * k.group; ++r) d.c.q[size_t(r) * s.head_dim] = 1.f;
+    for (int b = 0; b < k.batch; ++b) {
+      for (int pos = 0; pos < s.lens[b]; ++pos) {
+        int64_t const row = d.c.kv_offset(b, pos, 0), v_row = d.c.v_offset(b, pos, 0);
         for (int dim = 0; dim < s.head_dim; ++dim) {
           d.c.k[row + dim] = dim == 0 && pos % 16 != 0 ? -1.f : 0.f;
-          d.c.v[row + dim] = dim % 2 == 0 ? 65504.f : -65504.f;
+          d.c.v[v_row + dim] = dim % 2 == 0 ? 65504.f : -65504.f;
         }
       }
-      d.upload_qkv();
-      for (auto [early, single] : {std::pair{false, false}, {true, false}, {false, true}}) {
-        SCOPED_TRACE(early ? "early reads" : single ? "single launch" : "default mode");
-        run(d, early, single);
-        std::vector<uint16_t> const bits = d.out_bits();
-        ASSERT_EQ(bits.size(), size_t(group) * s.head_dim);
-        int wrong = 0;
-        for (size_t i = 0; i < bits.size(); ++i) wrong += bits[i] != (i % 2 == 0 ? 0x7BFF : 0xFBFF);
-        EXPECT_EQ(wrong, 0) << "of " << bits.size() << " outputs not +-65504 (first: 0x" << std::hex << bits[0] << ")";
-        for (float x : d.lse_values()) EXPECT_TRUE(std::isfinite(x)) << x;
-      }
+    }
+    d.upload_qkv();
+    for (auto [early, single] : {std::pair{false, false}, {true, false}, {false, true}}) {
+      if (k.batch > 1 && single) continue;  // the large form is the reducer's
+      SCOPED_TRACE(early ? "early reads" : single ? "single launch" : "default mode");
+      run(d, early, single);
+      std::vector<uint16_t> const bits = d.out_bits();
+      ASSERT_EQ(bits.size(), size_t(k.batch) * k.group * s.head_dim);
+      int wrong = 0;
+      for (size_t i = 0; i < bits.size(); ++i) wrong += bits[i] != (i % 2 == 0 ? 0x7BFF : 0xFBFF);
+      EXPECT_EQ(wrong, 0) << "of " << bits.size() << " outputs not +-65504 (first: 0x" << std::hex << bits[0] << ")";
+      for (float x : d.lse_values()) EXPECT_TRUE(std::isfinite(x)) << x;
     }
   }
 }
@@ -352,6 +380,167 @@ TEST_F(AttentionInputs, SoftcapShapesTheScores) {
     d.c.softcap = 0;  // the reference without the cap
     EXPECT_FALSE(d.matches_reference()) << "outputs with the cap also match a reference without it";
     d.c.softcap = s.softcap;
+  }
+}
+
+// ALiBi comes after the softcap (decode-attention.md): with a cap of 2 the order matters (with
+// caps of 20-30 it moved lse by ~0.002, under the bound). Both row forms and the paired form,
+// every mode; the negative control: a reference that biases before the cap must fail.
+TEST_F(AttentionInputs, AlibiAfterTheSoftcap) {
+  for (auto [group, q_len] : {std::pair{4, 1}, {16, 1}, {4, 8}}) {
+    SCOPED_TRACE("group " + std::to_string(group) + ", q_len " + std::to_string(q_len));
+    AttnShape s;
+    s.lens = {700, 33};
+    s.q_len = q_len;
+    s.num_kv_heads = 2;
+    s.num_q_heads = 2 * group;
+    s.max_splits = 3;
+    s.splits = {3, 1};
+    s.page_size = 16;
+    s.softmax_scale = 1.f;
+    s.softcap = 2.f;
+    s.alibi = true;
+    s.seed = uint64_t(group) * 10 + q_len + 5;
+    DeviceAttention d(s);
+    check_modes(d, 2e-3, 1e-4);
+    run(d, false, false);
+    d.c.alibi_before_softcap = true;
+    EXPECT_FALSE(d.matches_reference()) << "outputs also match a reference that applies ALiBi before the cap";
+    d.c.alibi_before_softcap = false;
+  }
+}
+
+// out and lse as strided views: rows of out padded (packed stores unaligned), a gap after each
+// token's rows, out laid out heads-major ([head][token][dim]), lse rows padded. Every store
+// path: the producer's (one split), the reducer's small and large forms, and single launch's
+// merge; nothing may land outside the views.
+TEST_F(AttentionInputs, OutputAndLseLayouts) {
+  DeviceInfo info;
+  BATON_ASSERT_OK(get_device_info(&info));
+  struct Layout {
+    int out_pad, token_pad;
+    bool heads_major;
+    int lse_pad;
+  };
+  for (Layout const& l : {Layout{0, 8, false, 3}, Layout{1, 5, true, 40}, Layout{8, 0, true, 1}}) {
+    for (int batch : {3, 8 * info.num_sms / 32}) {  // small reducer form; large (past 6 rows per SM)
+      SCOPED_TRACE("out_pad " + std::to_string(l.out_pad) + ", token_pad " + std::to_string(l.token_pad) +
+                   (l.heads_major ? ", heads-major" : "") + ", lse_pad " + std::to_string(l.lse_pad) + ", batch " +
+                   std::to_string(batch));
+      AttnShape s;
+      std::mt19937_64 rng(uint64_t(batch) * 100 + l.out_pad);
+      s.max_splits = 4;
+      s.lens.clear();
+      for (int b = 0; b < batch; ++b) {
+        s.lens.push_back(int(rng() % 900));
+        s.splits.push_back(b % 3 == 0 ? 1 : 1 + int(rng() % 4));  // one split: the producer stores
+      }
+      s.q_len = batch == 3 ? 2 : 1;
+      s.out_pad = l.out_pad;
+      s.out_token_pad = l.token_pad;
+      s.out_heads_major = l.heads_major;
+      s.lse_pad = l.lse_pad;
+      s.sinks = true;
+      s.seed = uint64_t(batch) + l.lse_pad;
+      DeviceAttention d(s);
+      for (auto [early, single] : {std::pair{false, false}, {true, false}, {false, true}}) {
+        SCOPED_TRACE(early ? "early reads" : single ? "single launch" : "default mode");
+        run(d, early, single);
+        EXPECT_TRUE(d.matches_reference());
+        EXPECT_TRUE(d.out_padding_untouched()) << "a store landed outside out's or lse's view";
+      }
+    }
+  }
+}
+
+// out == q (in place; validation allows exactly q's view): each q row is read before its own
+// output row is written, so the outputs are those of a separate out, bit for bit. One split
+// (the producer stores), several (the reducer, single launch), keys as M (group 4) and rows as
+// M with draft tokens (group 16 x 2), early reads.
+TEST_F(AttentionInputs, OutInPlaceOverQ) {
+  for (auto [group, q_len] : {std::pair{4, 1}, {16, 2}, {4, 8}}) {
+    for (int mode = 0; mode < 3; ++mode) {
+      bool const early = mode == 1, single = mode == 2;
+      SCOPED_TRACE("group " + std::to_string(group) + ", q_len " + std::to_string(q_len) +
+                   (early ? ", early reads" : single ? ", single launch" : ""));
+      AttnShape s;
+      s.lens = {900, 40, 300};
+      s.q_len = q_len;
+      s.num_kv_heads = 2;
+      s.num_q_heads = 2 * group;
+      s.max_splits = 4;
+      s.splits = {4, 1, 2};
+      s.sinks = true;
+      s.seed = uint64_t(group) * 3 + q_len + mode;
+      DeviceAttention d(s);
+      run(d, early, single);
+      EXPECT_TRUE(d.matches_reference());
+      std::vector<uint16_t> const want = d.out_bits();
+      std::vector<float> const want_lse = d.lse_values();
+      DecodeAttentionArgs const separate = d.args;
+      d.args.out = d.args.q;
+      d.args.inputs_written_before_chain = early;
+      d.poison();
+      BATON_ASSERT_OK(decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOn}));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<uint16_t> const got = d.q.download();  // q is contiguous: [token][head][dim]
+      EXPECT_TRUE(bitwise_equal(got.data(), want.data(), want.size() * 2, "out in place over q vs a separate out"));
+      std::vector<float> const lse = d.lse_values();
+      EXPECT_TRUE(bitwise_equal(lse.data(), want_lse.data(), lse.size() * 4, "lse, out in place vs separate"));
+      d.args = separate;
+      d.upload_qkv();
+    }
+  }
+}
+
+// K/V pools of 2^32 elements (8 GiB each at bf16): the copy offsets (page x page stride, 64-bit;
+// the small-page copy's 32-bit operands with 64-bit products) for pages at every height, about
+// half of them past 2^31 elements (byte offsets past 2^32). The case's own pools are copied page
+// by page into pools whose page stride is about 2^32 / their page count (the same page ids),
+// and the outputs must be those of the small pools, bit for bit. Pages 1, 8 and 64, NHD and HND.
+TEST_F(AttentionInputs, PoolPastFourGiB) {
+  for (int ps : {1, 8, 64}) {
+    for (KvLayout layout : {KvLayout::kNHD, KvLayout::kHND}) {
+      SCOPED_TRACE("page " + std::to_string(ps) + (layout == KvLayout::kNHD ? " NHD" : " HND"));
+      AttnShape s;
+      s.lens = {2000, 700, 3000};
+      s.num_q_heads = 8;
+      s.num_kv_heads = 2;
+      s.page_size = ps;
+      s.layout = layout;
+      s.max_splits = 4;
+      s.splits = {4, 1, 3};
+      s.seed = uint64_t(ps) * 2 + (layout == KvLayout::kHND);
+      DeviceAttention d(s);
+      std::vector<unsigned char> const want = run(d, false, false);
+      EXPECT_TRUE(d.matches_reference());
+      int64_t const pages = d.pool_pages(), page_elems = d.c.stride_page;
+      ASSERT_EQ(d.c.v_stride_page, page_elems);
+      int64_t const big_stride = ((int64_t(1) << 32) / pages + 7) / 8 * 8;  // elements, a multiple of 8
+      ASSERT_LE(big_stride, int64_t(INT32_MAX));
+      size_t const big_bytes = size_t(pages) * big_stride * 2;
+      DeviceBuffer<uint16_t> big_k(size_t(pages) * big_stride), big_v(size_t(pages) * big_stride);
+      for (auto [dst, src] : {std::pair{&big_k, &d.k}, {&big_v, &d.v}}) {
+        CUDA_CHECK(cudaMemcpy2D(dst->get(), big_stride * 2, src->get(), page_elems * 2, page_elems * 2, pages,
+                                cudaMemcpyDeviceToDevice));
+      }
+      ASSERT_GE(big_bytes, size_t(8) << 30);
+      for (TensorView* t : {&d.args.k_cache, &d.args.v_cache}) t->stride[0] = big_stride;
+      d.args.k_cache.data = big_k.get();
+      d.args.v_cache.data = big_v.get();
+      for (auto [early, single] : {std::pair{false, false}, {true, false}, {false, true}}) {
+        SCOPED_TRACE(early ? "early reads" : single ? "single launch" : "default mode");
+        std::vector<unsigned char> const got = run(d, early, single);
+        EXPECT_TRUE(bitwise_equal(got.data(), want.data(), want.size(), "8 GiB pools vs the case's own"));
+      }
+      int high = 0;  // pages the requests use past 2^31 elements
+      for (int b = 0; b < d.c.batch; ++b) {
+        for (int64_t j = 0; j < (d.c.cache_seqlens[b] + ps - 1) / ps; ++j) {
+          high += int64_t(d.c.page_table[b * d.c.pt_stride + j]) * big_stride > INT32_MAX;
+        }
+      }
+      EXPECT_GT(high, 0) << "no page past 2^31 elements was read";
+    }
   }
 }
 

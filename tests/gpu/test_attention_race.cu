@@ -87,10 +87,10 @@ RaceHarness::Outcome early_harness_outcome(AttnShape s, Consumer const& consumer
   for (int b = 0; b < int(s.lens.size()) && room(); ++b) {
     for (int t = std::max(0, s.lens[b] - s.q_len); t < s.lens[b] && room(); ++t) {
       for (int kvh = 0; kvh < s.num_kv_heads; ++kvh) {
-        size_t const off = size_t(d.c.kv_offset(b, t, kvh)) * 2;
+        size_t const off = size_t(d.c.kv_offset(b, t, kvh)) * 2, v_off = size_t(d.c.v_offset(b, t, kvh)) * 2;
         h.inputs.push_back({reinterpret_cast<char*>(d.k.get()) + off, reinterpret_cast<char*>(src_k.get()) + off,
                             row_bytes, 0xFF});
-        h.inputs.push_back({reinterpret_cast<char*>(d.v.get()) + off, reinterpret_cast<char*>(src_v.get()) + off,
+        h.inputs.push_back({reinterpret_cast<char*>(d.v.get()) + v_off, reinterpret_cast<char*>(src_v.get()) + v_off,
                             row_bytes, 0xFF});
       }
     }

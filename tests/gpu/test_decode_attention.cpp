@@ -245,6 +245,16 @@ TEST_F(DecodeAttention, ManySplitsPastThirtyTwo) {
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint16_t> const bits = d.out_bits();
   EXPECT_TRUE(bitwise_equal(bits.data(), base.data(), base.size() * 2, "max_splits 100 vs 72"));
+  // ALiBi with steep slopes (0.84 to 0.06 over the first 16 heads): a row's last split, past
+  // the 32 the reducer holds in registers, outweighs the others by orders of magnitude, so a
+  // partial merged with another split's weight misses the reference (with near-equal splits it
+  // moved out by less than the tolerance). Both launch forms.
+  s.alibi = true;
+  for (bool single : {false, true}) {
+    SCOPED_TRACE(single ? "ALiBi, single launch" : "ALiBi");
+    s.single_launch = single;
+    check(s);
+  }
 }
 
 TEST_F(DecodeAttention, GroupsAndLayouts) {
@@ -272,6 +282,31 @@ TEST_F(DecodeAttention, NonContiguousStrides) {
     s.padded = true;
     s.max_splits = 2;
     check(s);
+  }
+}
+
+// V's pool strides differ from K's (V rows and pages padded, K's not, or both padded
+// otherwise): a copy that took K's strides for V reads the wrong rows. Every copy form: pages 1
+// and 4 (the small-page producers), 16 and 64; NHD and HND; by default and with early reads.
+TEST_F(DecodeAttention, VStridesDifferFromK) {
+  for (int ps : {1, 4, 16, 64}) {
+    for (KvLayout layout : {KvLayout::kNHD, KvLayout::kHND}) {
+      for (bool early : {false, true}) {
+        SCOPED_TRACE("page " + std::to_string(ps) + (layout == KvLayout::kNHD ? " NHD" : " HND") +
+                     (early ? ", early reads" : ""));
+        AttnShape s;
+        s.lens = {700, 33, 1};
+        s.page_size = ps;
+        s.layout = layout;
+        s.v_padded = true;
+        s.padded = ps == 16;  // K padded too, by other amounts
+        s.max_splits = 3;
+        s.splits = {3, 2, 1};
+        s.early = early;
+        s.seed = uint64_t(ps) * 4 + (layout == KvLayout::kHND) * 2 + early;
+        check(s);
+      }
+    }
   }
 }
 
@@ -344,11 +379,12 @@ void copy_logical_kv(DeviceAttention const& from, DeviceAttention& to) {
     for (int t = 0; t < from.c.cache_seqlens[b]; ++t) {
       for (int h = 0; h < from.c.num_kv_heads; ++h) {
         int64_t const src = from.c.kv_offset(b, t, h), dst = to.c.kv_offset(b, t, h);
+        int64_t const v_src = from.c.v_offset(b, t, h), v_dst = to.c.v_offset(b, t, h);
         for (int d = 0; d < D; ++d) {
           tk[dst + d] = fk[src + d];
-          tv[dst + d] = fv[src + d];
+          tv[v_dst + d] = fv[v_src + d];
           to.c.k[dst + d] = from.c.k[src + d];
-          to.c.v[dst + d] = from.c.v[src + d];
+          to.c.v[v_dst + d] = from.c.v[v_src + d];
         }
       }
     }
@@ -432,6 +468,18 @@ TEST_F(DecodeAttention, SlidingWindowShorterAndLonger) {
     s.lens = {1000, 64, 3};
     s.window_left = window;
     s.max_splits = 4;
+    check(s);
+  }
+  // Draft tokens of requests shorter than q_len (token positions below 0: rows with no key)
+  // under the shortest and the longest windows.
+  for (int window : {0, 3, 2147483647}) {
+    SCOPED_TRACE("q_len 4, window " + std::to_string(window));
+    AttnShape s;
+    s.lens = {2, 1000, 0, 4};
+    s.q_len = 4;
+    s.window_left = window;
+    s.max_splits = 4;
+    s.splits = {1, 4, 2, 1};
     check(s);
   }
 }
@@ -955,6 +1003,11 @@ TEST_F(DecodeAttention, SingleLaunchMatchesTwoKernelsBitwise) {
   CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
+// pdl-contract.md rule 7 at page 64 with sinks and several splits: PDL off and on, eager and in
+// a graph, each behind a predecessor that PDL overlaps (run_pdl_and_graph_configs), by default
+// and with early reads; and split plans that differ only in padding (max_splits 16, a larger
+// grid and scratch, the same per-request counts) -- out and lse, the same bits in all, matching
+// the reference.
 TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
   AttnShape s;
   s.lens = {1500, 3, 777};
@@ -962,51 +1015,30 @@ TEST_F(DecodeAttention, BitwisePdlGraphAndSplitPadding) {
   s.splits = {5, 1, 3};
   s.sinks = true;
   DeviceAttention d(s);
-  cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  auto run = [&](PdlMode pdl, bool graph) {
-    d.poison();
-    if (graph) {
-      cudaGraph_t g;
-      cudaGraphExec_t e;
-      EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-      EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
-      EXPECT_EQ(cudaStreamEndCapture(stream, &g), cudaSuccess);
-      EXPECT_EQ(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
-      EXPECT_EQ(cudaGraphLaunch(e, stream), cudaSuccess);
-      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-      cudaGraphExecDestroy(e);
-      cudaGraphDestroy(g);
-    } else {
-      EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
-      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    }
-    return d.output_bytes();
-  };
-  std::vector<unsigned char> const base = run(PdlMode::kOff, false);
-  EXPECT_TRUE(d.matches_reference());
-  for (auto [pdl, graph] : {std::pair{PdlMode::kOn, false}, {PdlMode::kOff, true}, {PdlMode::kOn, true}}) {
-    std::vector<unsigned char> const other = run(pdl, graph);
-    EXPECT_TRUE(bitwise_equal(other.data(), base.data(), base.size(), "outputs vs PDL-off eager"));
-  }
-  // Split plans that differ only in padding: a larger max_splits (grid), same per-request counts.
-  DecodeAttentionArgs padded = d.args;
-  padded.max_splits = 16;
   DeviceBuffer<unsigned char> ws16(decode_attention_workspace_bytes(3, 1, 32, 128, 16));
-  d.poison();
-  BATON_ASSERT_OK(decode_attention(padded, {ws16.get(), ws16.size()}, {stream, PdlMode::kOn}));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<uint16_t> bits = d.out_bits();
-  std::vector<uint16_t> base_bits(base.size() / 2 - d.lse_values().size() * 2);
-  std::memcpy(base_bits.data(), base.data(), base_bits.size() * 2);
-  EXPECT_TRUE(bitwise_equal(bits.data(), base_bits.data(), base_bits.size() * 2, "max_splits 16 vs 8"));
-  // Prologue reads before the wait (inputs_written_before_chain) change only the overlap.
-  d.args.inputs_written_before_chain = true;
-  for (auto [pdl, graph] : {std::pair{PdlMode::kOn, false}, {PdlMode::kOn, true}}) {
-    std::vector<unsigned char> const other = run(pdl, graph);
-    EXPECT_TRUE(bitwise_equal(other.data(), base.data(), base.size(), "early reads vs PDL-off eager"));
+  DecodeAttentionArgs const base_args = d.args;
+  std::vector<std::vector<unsigned char>> all;
+  for (int max_splits : {8, 16}) {
+    for (bool early : {false, true}) {
+      SCOPED_TRACE("max_splits " + std::to_string(max_splits) + (early ? ", early reads" : ""));
+      d.args = base_args;
+      d.args.max_splits = max_splits;
+      d.args.inputs_written_before_chain = early;
+      Workspace const ws = max_splits == 8 ? d.ws() : Workspace{ws16.get(), ws16.size()};
+      std::vector<std::vector<unsigned char>> const runs = run_pdl_and_graph_configs(
+          [&](cudaStream_t stream, PdlMode pdl) { return decode_attention(d.args, ws, {stream, pdl}); },
+          [&] { d.poison(); }, [&] { return d.output_bytes(); });
+      ASSERT_EQ(runs.size(), 4u);
+      EXPECT_TRUE(d.matches_reference());
+      all.insert(all.end(), runs.begin(), runs.end());
+    }
   }
-  CUDA_CHECK(cudaStreamDestroy(stream));
+  char const* const names[] = {"PDL off, eager", "PDL on, eager", "PDL off, graph", "PDL on, graph"};
+  for (size_t i = 1; i < all.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(all[i].data(), all[0].data(), all[0].size(), names[i % 4]))
+        << "run " << i << " (max_splits " << (i < 8 ? 8 : 16) << (i % 8 >= 4 ? ", early reads" : "") << ")";
+  }
+  d.args = base_args;
 }
 
 // Early reads with two row chunks per kv head (group 4 x q_len 8 = 32 rows at head_dim 256, 16

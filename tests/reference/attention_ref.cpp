@@ -10,6 +10,13 @@ int64_t AttentionCase::kv_offset(int b, int64_t pos, int kv_head) const {
   return page * stride_page + (pos % page_size) * stride_token + kv_head * stride_head;
 }
 
+int64_t AttentionCase::v_offset(int b, int64_t pos, int kv_head) const {
+  int64_t const page = page_table[b * pt_stride + pos / page_size];
+  return page * (v_stride_page >= 0 ? v_stride_page : stride_page) +
+         (pos % page_size) * (v_stride_token >= 0 ? v_stride_token : stride_token) +
+         kv_head * (v_stride_head >= 0 ? v_stride_head : stride_head);
+}
+
 namespace {
 
 template <class Acc>
@@ -35,8 +42,10 @@ void attend(AttentionCase const& c, std::vector<Acc>& out, std::vector<Acc>& lse
           Acc dot = 0;
           for (int d = 0; d < D; ++d) dot += Acc(qv[d]) * Acc(kv[d]);
           Acc score = Acc(c.scale) * dot;
+          Acc const bias = c.alibi.empty() ? Acc(0) : Acc(c.alibi[h]) * Acc(pos - p);
+          if (c.alibi_before_softcap) score -= bias;
           if (c.softcap > 0) score = Acc(c.softcap) * std::tanh(score / Acc(c.softcap));
-          if (!c.alibi.empty()) score -= Acc(c.alibi[h]) * Acc(pos - p);
+          if (!c.alibi_before_softcap) score -= bias;
           s.push_back(score);
           if (score > m) m = score;
         }
@@ -47,7 +56,7 @@ void attend(AttentionCase const& c, std::vector<Acc>& out, std::vector<Acc>& lse
         for (int64_t p = lo; p <= hi; ++p) {
           Acc const w = std::exp(s[p - lo] - m);
           denom += w;
-          float const* vv = &c.v[c.kv_offset(b, p, kvh)];
+          float const* vv = &c.v[c.v_offset(b, p, kvh)];
           for (int d = 0; d < D; ++d) acc[d] += w * Acc(vv[d]);
         }
         if (!c.sinks.empty()) denom += std::exp(Acc(c.sinks[h]) - m);  // once, never per split
