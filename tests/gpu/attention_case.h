@@ -60,9 +60,9 @@ struct DeviceAttention {
 
   explicit DeviceAttention(AttnShape const& s);
   Workspace ws() { return {workspace.get(), workspace.size()}; }
-  // Poisons out and lse (NaN) and the workspace: NaN, or at every other call a finite 3.4e38
-  // (0x7F bytes), as stale partials of a larger call would be finite; the single-launch
-  // counters stay as the last call left them (0), as a caller's would.
+  // Poisons out and lse (NaN) and the workspace: NaN, or at every other call (the first with an
+  // odd seed) a finite 3.4e38 (0x7F bytes), as stale partials of a larger call would be finite;
+  // the single-launch counters stay as the last call left them (0), as a caller's would.
   void poison();
   // The single-launch counters, as the last call left them.
   std::vector<int32_t> counters() const { return merge_counters.download(); }
