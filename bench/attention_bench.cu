@@ -329,7 +329,10 @@ int run_attention_bench(BenchOptions const& opt) {
     auto us = [](Timing const& t) { return t.ok ? fmt(t.median_us) : std::string("-"); };
     // PDL's saving, (off - on) / off, per method (graph / cold / eager); negative: PDL costs.
     auto saves = [](Timing const& on, Timing const& off) {
-      return on.ok && off.ok ? fmt(100 * (off.median_us - on.median_us) / off.median_us, 1) + "%" : std::string("-");
+      if (!on.ok || !off.ok) return std::string("-");
+      char buf[32];  // fmt() prints values <= 0 as missing; a saving may be 0 or negative
+      std::snprintf(buf, sizeof buf, "%.1f%%", 100 * (off.median_us - on.median_us) / off.median_us);
+      return std::string(buf);
     };
     std::string const pdl_saves = saves(g_on, g_off) + (all ? " / " + saves(c_on, c_off) + " / " + saves(e_on, e_off) : "");
     table.add({c.name, fmt(kv_bytes / 1e6, 1), us(g_on), us(g_off), us(g_early), us(g_single), us(g_early_single),
