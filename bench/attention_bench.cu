@@ -67,10 +67,13 @@ int run_attention_bench(BenchOptions const& opt) {
   // 128, page 64, NHD) unless --heads / --head-dim / --page / --hnd say otherwise; the targets
   // apply to it, at the shapes' own lengths (no --len-delta), only.
   int const kHq = opt.num_q_heads, kHkv = opt.num_kv_heads, kD = opt.head_dim, kPage = opt.page_size;
-  // The method too: one draft token, a pool per call, shuffled pages (--q-len, --pools and
-  // --seq-pages are diagnostics, and empty the target column).
+  // The method and the default plan too: one draft token, a pool per call, shuffled pages,
+  // baton's balanced split plan with its defaults (--q-len, --pools, --seq-pages, --sglang,
+  // --min-keys, --max-splits, --wave and --plan-q-len are diagnostics, and empty the target
+  // column).
   bool const standard = kHq == 32 && kHkv == 8 && kD == 128 && kPage == 64 && !opt.hnd && opt.len_delta == 0 &&
-                        opt.q_len == 1 && opt.pools == 0 && !opt.seq_pages;
+                        opt.q_len == 1 && opt.pools == 0 && !opt.seq_pages && !opt.sglang_plan && opt.min_keys < 0 &&
+                        opt.max_splits <= 0 && opt.wave < 0 && opt.plan_q_len == 0;
   if (opt.trace && !trace_supported()) {
     std::fprintf(stderr, "--trace needs a build with -DBATON_TRACE=ON (e.g. cmake --preset trace)\n");
     return 2;

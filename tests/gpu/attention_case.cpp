@@ -318,6 +318,20 @@ std::vector<unsigned char> DeviceAttention::call_bytes(bool single, PdlMode pdl,
   return output_bytes();
 }
 
+size_t DeviceAttention::kernels_per_call(cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  Status const st = decode_attention(args, ws(), {stream, PdlMode::kOn});
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  size_t nodes = 0;
+  if (graph != nullptr) {
+    EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+    cudaGraphDestroy(graph);
+  }
+  return nodes;
+}
+
 ::testing::AssertionResult DeviceAttention::matches_reference(bool check_lse, double lse_atol, double lse_rtol) const {
   std::vector<double> ref_out, ref_lse;
   std::vector<float> naive_out, naive_lse;

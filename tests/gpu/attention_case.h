@@ -93,6 +93,9 @@ struct DeviceAttention {
   // kernels or single launch (merge_counters as the last call left them), synchronised;
   // returns output_bytes(). A failed call or sync is a test failure.
   std::vector<unsigned char> call_bytes(bool single, PdlMode pdl, cudaStream_t stream = nullptr);
+  // The kernels one call of args launches, counted in a graph captured on `stream` (a
+  // non-blocking one): 1 when single launch is taken, 2 for producer + reducer.
+  size_t kernels_per_call(cudaStream_t stream);
 
  private:
   AttnShape shape_;
