@@ -78,6 +78,38 @@ TEST(AttentionReference, WindowAndCausalDraftTokens) {
   EXPECT_NEAR(out[2], 3.0, 1e-12);
 }
 
+TEST(AttentionReference, VHasStridesOfItsOwn) {
+  // K dense (4 keys x 2 dims); V padded: rows of 3 elements, the padding poisoned.
+  auto c = one_page_case({1, 0, 0, 1, 0, 0, 0, 0}, {2, 0, -9, 0, 4, -9, 0, 0, -9, 0, 0, -9}, {1, 0}, 2);
+  c.v_stride_token = 3;
+  c.v_stride_page = 12;
+  c.v_stride_head = 0;
+  EXPECT_EQ(c.v_offset(0, 1, 0), 3);
+  EXPECT_EQ(c.kv_offset(0, 1, 0), 2);
+  std::vector<double> out, lse;
+  ref::decode_attention(c, out, lse);
+  double const e = std::exp(1.0);  // scores 1 and 0, as in HandWorkedTwoKeys
+  EXPECT_NEAR(out[0], 2 * e / (e + 1), 1e-12);
+  EXPECT_NEAR(out[1], 4 / (e + 1), 1e-12);
+}
+
+TEST(AttentionReference, AlibiAfterTheSoftcap) {
+  // Two keys, q = (4, 0), scale 1: raw scores 4 (key 0) and 0 (key 1); cap 2; slope 1, the query
+  // at position 1, so key 0 is 1 behind: s0 = 2 tanh(2) - 1, s1 = 0.
+  auto c = one_page_case({1, 0, 0, 1, 0, 0, 0, 0}, {1, 0, 0, 1, 0, 0, 0, 0}, {4, 0}, 2);
+  c.softcap = 2;
+  c.alibi = {1.f};
+  std::vector<double> out, lse;
+  ref::decode_attention(c, out, lse);
+  double const s0 = 2 * std::tanh(2.0) - 1;
+  EXPECT_NEAR(lse[0], std::log(std::exp(s0) + 1), 1e-12);
+  EXPECT_NEAR(out[0], std::exp(s0) / (std::exp(s0) + 1), 1e-12);
+  // The negative control's order: 2 tanh((4 - 1) / 2).
+  c.alibi_before_softcap = true;
+  ref::decode_attention(c, out, lse);
+  EXPECT_NEAR(lse[0], std::log(std::exp(2 * std::tanh(1.5)) + 1), 1e-12);
+}
+
 TEST(AttentionWorkspace, SizeFollowsMaxSplits) {
   EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 1), 0u);
   size_t const rows = 4 * 8 * 1 * 32;
