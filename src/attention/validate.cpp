@@ -68,7 +68,9 @@ Status check_cache(Checker const& c, TensorView const& kv, char const* name, DTy
                     " is not a multiple of 8 elements (16-byte loads)");
     }
   }
-  if (!aligned16(kv.data)) return c.fail(std::string(name) + " is not 16-byte aligned");
+  if (!aligned16(kv.data)) {
+    return c.fail(std::string(name) + " at address " + detail::hex_address(kv.data) + " is not 16-byte aligned");
+  }
   return Status::ok();
 }
 
@@ -78,9 +80,13 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   Checker c("decode_attention");
   BATON_RETURN_IF_ERROR(c.tensor(a.q, "q", 3, {DType::kBFloat16, DType::kFloat16}));
   BATON_RETURN_IF_ERROR(c.unit_stride(a.q, "q", 2));
-  for (TensorView const* t : {&a.q, &a.k_cache, &a.v_cache}) {
+  for (auto const& [t, name] : {std::pair<TensorView const*, char const*>{&a.q, "q"}, {&a.k_cache, "k_cache"},
+                                 {&a.v_cache, "v_cache"}}) {
     for (int d = 0; d < std::min(t->rank, TensorView::kMaxRank); ++d) {  // ranks are checked below
-      if (t->shape[d] > INT32_MAX) return c.fail("a dimension of " + t->describe() + " exceeds 2^31 - 1");
+      if (t->shape[d] > INT32_MAX) {
+        return c.fail(std::string(name) + " dim " + str(d) + " is " + str(t->shape[d]) + ", past 2^31 - 1 (" +
+                      t->describe() + ")");
+      }
     }
   }
   if (a.q.shape[1] < 1) return c.fail("num_q_heads " + str(a.q.shape[1]) + " must be >= 1");
@@ -106,7 +112,8 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   int const heads_axis = a.layout == KvLayout::kNHD ? 2 : 1, token_axis = a.layout == KvLayout::kNHD ? 1 : 2;
   int const num_kv_heads = static_cast<int>(a.k_cache.shape[heads_axis]);
   int const page_size = static_cast<int>(a.k_cache.shape[token_axis]);
-  if (num_kv_heads < 1 || num_q_heads % num_kv_heads != 0) {
+  if (num_kv_heads < 1) return c.fail("num_kv_heads " + str(num_kv_heads) + " (k_cache) must be >= 1");
+  if (num_q_heads % num_kv_heads != 0) {
     return c.fail("num_q_heads " + str(num_q_heads) + " is not a multiple of num_kv_heads " + str(num_kv_heads));
   }
   int const group = num_q_heads / num_kv_heads;
@@ -182,8 +189,11 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
     return c.fail("out overlaps q (only the same view as q is allowed)");
   }
   BATON_RETURN_IF_ERROR(c.disjoint(args.data(), args.size(), kWritten));
-  if (num_kv_heads * row_chunks(group, a.q_len, head_dim) > 65535) {
-    return c.fail("num_kv_heads " + str(num_kv_heads) + " is too large");
+  int64_t const kv_ctas = int64_t(num_kv_heads) * row_chunks(group, a.q_len, head_dim);
+  if (kv_ctas > 65535) {  // the producer grid's x dimension
+    return c.fail("num_kv_heads " + str(num_kv_heads) + " x " + str(kv_ctas / num_kv_heads) + " row chunks (group " +
+                  str(group) + ", q_len " + str(a.q_len) + ", head_dim " + str(head_dim) + ") = " + str(kv_ctas) +
+                  " CTAs per request, past 65535");
   }
   *shape = {static_cast<int>(batch), a.q_len, num_q_heads, num_kv_heads, head_dim, page_size};
   return Status::ok();
@@ -197,7 +207,10 @@ Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s,
                                     " bytes is too small: " + str(static_cast<int64_t>(need)) + " needed for max_splits " +
                                     str(a.max_splits));
   }
-  if (!aligned16(ws.data)) return Status::invalid_argument("decode_attention: workspace is not 16-byte aligned");
+  if (!aligned16(ws.data)) {
+    return Status::invalid_argument("decode_attention: workspace at address " + detail::hex_address(ws.data) +
+                                    " is not 16-byte aligned");
+  }
   // The partial results (the first `need` bytes) must not overwrite an argument, nor be
   // overwritten by one.
   detail::ByteSpan const partials{reinterpret_cast<uintptr_t>(ws.data), reinterpret_cast<uintptr_t>(ws.data) + need};

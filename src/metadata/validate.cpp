@@ -29,6 +29,8 @@ Status check_vector_out(Checker const& c, TensorView const& t, char const* name,
 
 }  // namespace
 
+constexpr int kMaxPlanQueryHeads = 16 * 65535;
+
 int split_plan_ctas_per_request(SplitPlanParams const& plan) {
   int const group = plan.num_q_heads / plan.num_kv_heads;
   if (plan.ctas_per_wave > 0) {  // balanced: the attention producer's CTAs (row_chunks.h)
@@ -46,6 +48,10 @@ Status validate_split_plan(SplitPlanParams const& plan, char const* op) {
   if (plan.num_q_heads % plan.num_kv_heads != 0) {
     return c.fail("split_plan.num_q_heads " + str(plan.num_q_heads) + " is not a multiple of num_kv_heads " +
                   str(plan.num_kv_heads));
+  }
+  // The CTAs per request stay far inside int32 (decode_attention takes at most 65535 per request).
+  if (plan.num_q_heads > kMaxPlanQueryHeads) {
+    return c.fail("split_plan.num_q_heads " + str(plan.num_q_heads) + " is past " + str(kMaxPlanQueryHeads));
   }
   if (plan.max_splits < 1) return c.fail("split_plan.max_splits " + str(plan.max_splits) + " must be >= 1");
   if (plan.num_sms < 0) return c.fail("split_plan.num_sms " + str(plan.num_sms) + " must be >= 0 (0: this device)");
@@ -66,6 +72,10 @@ Status validate_split_plan(SplitPlanParams const& plan, char const* op) {
 
 Status validate(DecodeMetadataArgs const& a) {
   Checker c("build_decode_metadata");
+  // Lengths are clamped to [0, max_context < 2^31]; a delta past int32 only overflows the sum.
+  if (a.seq_len_delta < INT32_MIN || a.seq_len_delta > INT32_MAX) {
+    return c.fail("seq_len_delta " + str(a.seq_len_delta) + " is outside [-2^31, 2^31 - 1]");
+  }
   BATON_RETURN_IF_ERROR(c.tensor(a.seq_lens, "seq_lens", 1, kIndexTypes));
   int64_t const batch = a.seq_lens.shape[0];
   if (batch > (int64_t(1) << 30)) return c.fail("batch_size " + str(batch) + " is too large");
@@ -77,7 +87,7 @@ Status validate(DecodeMetadataArgs const& a) {
     return c.fail("page_size " + str(a.page_size) + " is not a power of two in [1, 256]");
   }
   int64_t const max_context = a.req_to_token.shape[1];
-  if (batch * max_context > INT32_MAX) {
+  if (batch > 0 && max_context > INT32_MAX / batch) {  // batch x max_context > 2^31 - 1, without overflow
     return c.fail("batch_size " + str(batch) + " x max_context " + str(max_context) +
                   " tokens could overflow the int32 cu_seqlens_k");
   }
@@ -132,7 +142,8 @@ Status validate(SpecPageTableArgs const& a) {
   if (a.num_draft_tokens < 1) return c.fail("num_draft_tokens " + str(a.num_draft_tokens) + " must be >= 1");
   BATON_RETURN_IF_ERROR(c.tensor(a.committed, "committed", 2, {DType::kInt32}));
   int64_t const batch = a.committed.shape[0];
-  int64_t const rows = batch * a.num_draft_tokens;
+  if (batch > (int64_t(1) << 30)) return c.fail("batch_size " + str(batch) + " is too large");
+  int64_t const rows = batch * a.num_draft_tokens;  // < 2^61: no overflow
   if (rows > (int64_t(1) << 30)) return c.fail("batch_size * num_draft_tokens " + str(rows) + " is too large");
   BATON_RETURN_IF_ERROR(c.tensor(a.committed_lens, "committed_lens", 1, kIndexTypes));
   if (a.committed_lens.shape[0] != batch && a.committed_lens.shape[0] != rows) {

@@ -8,6 +8,20 @@
 
 namespace baton::detail {
 
+std::string hex_address(void const* p) {
+  char hex[2 + 2 * sizeof(uintptr_t) + 1];
+  std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)));
+  return hex;
+}
+
+namespace {
+// a + b * c for non-negative operands, saturating at INT64_MAX (absurd strides must not wrap).
+int64_t add_mul_sat(int64_t a, int64_t b, int64_t c) {
+  if (b != 0 && c > (INT64_MAX - a) / b) return INT64_MAX;
+  return a + b * c;
+}
+}  // namespace
+
 Status Checker::tensor(TensorView const& t, char const* name, int rank,
                        std::initializer_list<DType> dtypes) const {
   if (!t.defined()) return fail(std::string(name) + " is null");
@@ -29,21 +43,24 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
   size_t const align = dtype_bytes(t.dtype);
   uintptr_t const address = reinterpret_cast<uintptr_t>(t.data);
   if (address % align != 0) {
-    char hex[2 + 2 * sizeof(uintptr_t) + 1];
-    std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(address));
-    return fail(std::string(name) + " at address " + hex + " is not " + std::to_string(align) + "-byte aligned (" +
-                dtype_name(t.dtype) + ")");
+    return fail(std::string(name) + " at address " + hex_address(t.data) + " is not " + std::to_string(align) +
+                "-byte aligned (" + dtype_name(t.dtype) + ")");
+  }
+  // The last element's byte offset must fit beside the address: a kernel's pointer arithmetic
+  // would wrap where byte_span saturates, and land on another argument.
+  int64_t last = 0;
+  bool empty = false;
+  for (int d = 0; d < rank; ++d) {
+    empty = empty || t.shape[d] == 0;
+    if (t.shape[d] > 0) last = add_mul_sat(last, t.shape[d] - 1, t.stride[d]);
+  }
+  int64_t const elem = static_cast<int64_t>(align);
+  if (!empty && (last > INT64_MAX / elem - 1 || uint64_t(last + 1) * uint64_t(elem) > UINTPTR_MAX - address)) {
+    return fail(std::string(name) + " at address " + hex_address(t.data) +
+                " reaches past the end of the address space (" + t.describe() + ")");
   }
   return Status::ok();
 }
-
-namespace {
-// a + b * c for non-negative operands, saturating at INT64_MAX (absurd strides must not wrap).
-int64_t add_mul_sat(int64_t a, int64_t b, int64_t c) {
-  if (b != 0 && c > (INT64_MAX - a) / b) return INT64_MAX;
-  return a + b * c;
-}
-}  // namespace
 
 ByteSpan byte_span(TensorView const& t) {
   if (t.data == nullptr) return {};

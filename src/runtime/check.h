@@ -17,14 +17,18 @@ struct NamedView {
   TensorView const* view;
 };
 
+// "0x..." for an address, in messages.
+std::string hex_address(void const* p);
+
 class Checker {
  public:
   explicit Checker(char const* op) : op_(op) {}
 
   Status fail(std::string const& what) const { return Status::invalid_argument(std::string(op_) + ": " + what); }
 
-  // Defined (non-null), the given rank, one of the dtypes, no negative strides, and the data
-  // pointer aligned to the dtype's size (a misaligned load or store would fault the kernel).
+  // Defined (non-null), the given rank, one of the dtypes, no negative strides, the data
+  // pointer aligned to the dtype's size (a misaligned load or store would fault the kernel), and
+  // every element's address inside the address space (no offset that wraps a kernel's pointer).
   Status tensor(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;
   // Same, but an undefined view is accepted (optional argument).
   Status optional(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;

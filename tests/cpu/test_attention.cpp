@@ -204,7 +204,26 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
        },
        StatusCode::kInvalidArgument, {"num_q_heads 0"}},
       {"heads past int32", [](auto& a) { a.q.shape[1] = (int64_t(1) << 32) + 32; }, StatusCode::kInvalidArgument,
-       {"exceeds 2^31 - 1"}},
+       {"q dim 1 is 4294967328", "past 2^31 - 1"}},
+      {"no kv heads",
+       [](auto& a) {
+         a.k_cache.shape[2] = 0;
+         a.v_cache.shape[2] = 0;
+       },
+       StatusCode::kInvalidArgument, {"num_kv_heads 0 (k_cache) must be >= 1"}},
+      {"kv CTAs past the grid",  // group 1: one row chunk per kv head
+       [](auto& a) {
+         a.q = TensorView::contiguous(fake(1), DType::kBFloat16, {4, 65536, 64});
+         a.out = TensorView::contiguous(fake(64), DType::kBFloat16, {4, 65536, 64});
+         a.k_cache = TensorView::contiguous(fake(128), DType::kBFloat16, {1, 64, 65536, 64});
+         a.v_cache = TensorView::contiguous(fake(1024), DType::kBFloat16, {1, 64, 65536, 64});
+         a.page_table = TensorView::contiguous(fake(5), DType::kInt32, {4, 1});
+       },
+       StatusCode::kInvalidArgument, {"num_kv_heads 65536 x 1 row chunks", "65536 CTAs per request, past 65535"}},
+      {"out past the address space", [](auto& a) { a.out.stride[0] = INT64_MAX / 4; }, StatusCode::kInvalidArgument,
+       {"out at address 0x600000 reaches past the end of the address space"}},
+      {"k_cache wrapping the address space", [](auto& a) { a.k_cache.stride[0] = (int64_t(1) << 62) + 8; },
+       StatusCode::kInvalidArgument, {"k_cache at address 0x1000000 reaches past the end of the address space"}},
       {"rows past int32", [](auto& a) { a.q.shape[1] = int64_t(1) << 29; }, StatusCode::kInvalidArgument,
        {"4 tokens x 536870912 heads = 2147483648 rows", "2^31 - 1"}},
       {"empty page table", [](auto& a) { a.page_table.shape[1] = 0; }, StatusCode::kInvalidArgument,
@@ -359,6 +378,8 @@ TEST(AttentionValidation, MisalignedOrOverlappingViewsAreNamed) {
        {"alibi_slopes at address", "4-byte"}},
       {"lse", [](auto& a) { a.lse = TensorView::contiguous(at(7, 2), DType::kFloat32, {4, 32}); }, {"lse at address", "4-byte"}},
       {"k_cache odd address", [](auto& a) { a.k_cache.data = at(16, 1); }, {"k_cache at address 0x1000001"}},
+      {"k_cache off 16 bytes", [](auto& a) { a.k_cache.data = at(16, 8); },
+       {"k_cache at address 0x1000008 is not 16-byte aligned"}},
       {"out heads on one row", [](auto& a) { a.out.stride[1] = 0; }, {"out has overlapping elements: stride 0 in dim 1"}},
       {"out rows overlapping", [](auto& a) { a.out.stride[0] = 100; }, {"out has overlapping elements: stride 100 in dim 0"}},
       {"lse tokens on one row",

@@ -3,6 +3,7 @@
 // validation, so fake addresses stand in for device memory.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <functional>
 #include <string>
 
@@ -58,6 +59,17 @@ TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
       {"null req_to_token", [](auto& a) { a.req_to_token.data = nullptr; }, {"req_to_token", "null"}},
       {"float seq_lens", [](auto& a) { a.seq_lens.dtype = DType::kFloat32; }, {"seq_lens", "float32"}},
       {"int64 page_table", [](auto& a) { a.page_table.dtype = DType::kInt64; }, {"page_table", "int64"}},
+      {"seq_len_delta past int32", [](auto& a) { a.seq_len_delta = INT64_MAX; },
+       {"seq_len_delta 9223372036854775807 is outside [-2^31, 2^31 - 1]"}},
+      {"seq_len_delta below int32", [](auto& a) { a.seq_len_delta = int64_t(INT32_MIN) - 1; },
+       {"seq_len_delta -2147483649"}},
+      {"batch x max_context past int64",  // one broadcast row of 2^62 tokens: the product would wrap
+       [](auto& a) {
+         a.req_to_token = TensorView::strided(a.req_to_token.data, DType::kInt32, {1, int64_t(1) << 62}, {0, 0});
+       },
+       {"max_context 4611686018427387904", "overflow the int32 cu_seqlens_k"}},
+      {"page_table past the address space", [](auto& a) { a.page_table.stride[0] = INT64_MAX / 8; },
+       {"page_table at address", "reaches past the end of the address space"}},
       {"batch mismatch", [](auto& a) { a.req_pool_indices.shape[0] = 7; }, {"req_pool_indices", "7", "8"}},
       {"cu_seqlens_k too short", [](auto& a) { a.cu_seqlens_k.shape[0] = 8; }, {"cu_seqlens_k", "8", "9"}},
       {"page table capacity too small", [](auto& a) { a.page_table.shape[1] = 63; }, {"page_table", "63", "64"}},
@@ -210,6 +222,10 @@ TEST(SpecPageTableValidation, BadInputNamesArgument) {
   b = a;
   b.start = TensorView::contiguous(fake(7), DType::kInt32, {12});  // on cu_seqlens_k
   expect_bad(b, "cu_seqlens_k overlaps start");
+  b = a;  // a broadcast batch past 2^30: batch x R would have wrapped int64 at R = 4
+  b.num_draft_tokens = 4;
+  b.committed = TensorView::strided(fake(1), DType::kInt32, {(int64_t(1) << 62) + 1, 100}, {0, 1});
+  expect_bad(b, "batch_size 4611686018427387905 is too large");
 }
 
 TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
@@ -234,6 +250,11 @@ TEST(PlanKvSplitsValidation, BadInputNamesArgument) {
     EXPECT_NE(plan_kv_splits(b).message().find("cache_seqlens must have stride 1"), std::string::npos)
         << plan_kv_splits(b).message();
   }
+  b = a;
+  b.params.num_q_heads = INT32_MAX;  // the CTAs per request would overflow int
+  b.params.num_kv_heads = 1;
+  EXPECT_NE(plan_kv_splits(b).message().find("split_plan.num_q_heads 2147483647 is past 1048560"), std::string::npos)
+      << plan_kv_splits(b).message();
   b = a;
   b.num_kv_splits.data = b.cache_seqlens.data;  // in place
   EXPECT_NE(plan_kv_splits(b).message().find("num_kv_splits overlaps cache_seqlens"), std::string::npos);
