@@ -20,6 +20,17 @@ int64_t add_mul_sat(int64_t a, int64_t b, int64_t c) {
   if (b != 0 && c > (INT64_MAX - a) / b) return INT64_MAX;
   return a + b * c;
 }
+
+// The offset of a view's last element, in elements (INT64_MAX when it saturates); -1 when the
+// view has no element.
+int64_t last_offset(TensorView const& t) {
+  int64_t last = 0;
+  for (int d = 0; d < std::min(t.rank, TensorView::kMaxRank); ++d) {
+    if (t.shape[d] <= 0) return -1;
+    last = add_mul_sat(last, t.shape[d] - 1, t.stride[d]);
+  }
+  return last;
+}
 }  // namespace
 
 Status Checker::tensor(TensorView const& t, char const* name, int rank,
@@ -48,14 +59,8 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
   }
   // The last element's byte offset must fit beside the address: a kernel's pointer arithmetic
   // would wrap where byte_span saturates, and land on another argument.
-  int64_t last = 0;
-  bool empty = false;
-  for (int d = 0; d < rank; ++d) {
-    empty = empty || t.shape[d] == 0;
-    if (t.shape[d] > 0) last = add_mul_sat(last, t.shape[d] - 1, t.stride[d]);
-  }
-  int64_t const elem = static_cast<int64_t>(align);
-  if (!empty && (last > INT64_MAX / elem - 1 || uint64_t(last + 1) * uint64_t(elem) > UINTPTR_MAX - address)) {
+  int64_t const last = last_offset(t), elem = static_cast<int64_t>(align);
+  if (last >= 0 && (last > INT64_MAX / elem - 1 || uint64_t(last + 1) * uint64_t(elem) > UINTPTR_MAX - address)) {
     return fail(std::string(name) + " at address " + hex_address(t.data) +
                 " reaches past the end of the address space (" + t.describe() + ")");
   }
@@ -63,12 +68,8 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
 }
 
 ByteSpan byte_span(TensorView const& t) {
-  if (t.data == nullptr) return {};
-  int64_t last = 0;  // offset of the last element, in elements
-  for (int d = 0; d < std::min(t.rank, TensorView::kMaxRank); ++d) {
-    if (t.shape[d] <= 0) return {};
-    last = add_mul_sat(last, t.shape[d] - 1, t.stride[d]);
-  }
+  int64_t const last = last_offset(t);
+  if (t.data == nullptr || last < 0) return {};
   uintptr_t const begin = reinterpret_cast<uintptr_t>(t.data);
   uint64_t const bytes = last >= INT64_MAX / 16 ? UINT64_MAX : uint64_t(last + 1) * dtype_bytes(t.dtype);
   return {begin, bytes > UINTPTR_MAX - begin ? UINTPTR_MAX : begin + static_cast<uintptr_t>(bytes)};
