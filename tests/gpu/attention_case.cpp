@@ -276,7 +276,7 @@ std::vector<float> DeviceAttention::lse_values() const {
   return vals;
 }
 
-bool DeviceAttention::out_padding_untouched() const {
+bool DeviceAttention::padding_untouched() const {
   std::vector<uint16_t> const o = out.download();
   std::vector<float> const l = lse.download();
   std::vector<bool> in_out(o.size(), false), in_lse(l.size(), false);

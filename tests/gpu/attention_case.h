@@ -86,7 +86,7 @@ struct DeviceAttention {
   int page_table_cols() const { return c.pt_stride - 1; }  // the columns args.page_table shows
   std::vector<uint16_t> out_bits() const;  // out's logical elements [token][head][dim], padding skipped
   // Every element of out's and lse's buffers outside the views still holds the poison.
-  bool out_padding_untouched() const;
+  bool padding_untouched() const;
   std::vector<float> lse_values() const;   // lse's logical elements [token][head]
   std::vector<unsigned char> output_bytes() const;  // out's bits, then lse's
   // One call of args as they stand (early reads included) over poisoned outputs, with two

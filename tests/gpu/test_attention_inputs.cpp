@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/attention.h"
@@ -355,25 +356,32 @@ TEST_F(AttentionInputs, Fp16OutputsSaturateInsteadOfInf) {
 }
 
 
-// The softcap has power here: scale 1 makes the scores ~4 in size, and a cap of 2 bends every
-// one of them (elsewhere caps of 20-30 on scores of ~2 move them by < 0.01, which a kernel that
-// ignored the cap would pass). Keys as M (group 4), rows as M (group 16) and the paired form
-// (group 4 x 8 draft tokens: 32 rows), several splits, every mode; and the negative control:
-// the same outputs against a reference without the cap must fail.
+// Scores ~4 in size (scale 1) under a cap of 2, which bends every one of them, two splits of
+// 700 keys and one of 33, page 16; the (group, q_len) pairs run keys as M (group 4), rows as M
+// (group 16) and the paired form (group 4 x 8 draft tokens: 32 rows).
+constexpr std::pair<int, int> kCapForms[] = {{4, 1}, {16, 1}, {4, 8}};
+AttnShape cap_of_two(int group, int q_len, uint64_t seed) {
+  AttnShape s;
+  s.lens = {700, 33};
+  s.q_len = q_len;
+  s.num_kv_heads = 2;
+  s.num_q_heads = 2 * group;
+  s.max_splits = 3;
+  s.splits = {3, 1};
+  s.page_size = 16;
+  s.softmax_scale = 1.f;
+  s.softcap = 2.f;
+  s.seed = seed;
+  return s;
+}
+
+// The softcap has power here (elsewhere caps of 20-30 on scores of ~2 move them by < 0.01,
+// which a kernel that ignored the cap would pass): every row form, several splits, every mode;
+// and the negative control: the same outputs against a reference without the cap must fail.
 TEST_F(AttentionInputs, SoftcapShapesTheScores) {
-  for (auto [group, q_len] : {std::pair{4, 1}, {16, 1}, {4, 8}}) {
+  for (auto [group, q_len] : kCapForms) {
     SCOPED_TRACE("group " + std::to_string(group) + ", q_len " + std::to_string(q_len));
-    AttnShape s;
-    s.lens = {700, 33};
-    s.q_len = q_len;
-    s.num_kv_heads = 2;
-    s.num_q_heads = 2 * group;
-    s.max_splits = 3;
-    s.splits = {3, 1};
-    s.page_size = 16;
-    s.softmax_scale = 1.f;
-    s.softcap = 2.f;
-    s.seed = uint64_t(group) * 10 + q_len;
+    AttnShape const s = cap_of_two(group, q_len, uint64_t(group) * 10 + q_len);
     DeviceAttention d(s);
     check_modes(d, 2e-3, 1e-4);
     run(d, false, false);
@@ -384,23 +392,13 @@ TEST_F(AttentionInputs, SoftcapShapesTheScores) {
 }
 
 // ALiBi comes after the softcap (decode-attention.md): with a cap of 2 the order matters (with
-// caps of 20-30 it moved lse by ~0.002, under the bound). Both row forms and the paired form,
-// every mode; the negative control: a reference that biases before the cap must fail.
+// caps of 20-30 it moved lse by ~0.002, under the bound). Every row form, every mode; the
+// negative control: a reference that biases before the cap must fail.
 TEST_F(AttentionInputs, AlibiAfterTheSoftcap) {
-  for (auto [group, q_len] : {std::pair{4, 1}, {16, 1}, {4, 8}}) {
+  for (auto [group, q_len] : kCapForms) {
     SCOPED_TRACE("group " + std::to_string(group) + ", q_len " + std::to_string(q_len));
-    AttnShape s;
-    s.lens = {700, 33};
-    s.q_len = q_len;
-    s.num_kv_heads = 2;
-    s.num_q_heads = 2 * group;
-    s.max_splits = 3;
-    s.splits = {3, 1};
-    s.page_size = 16;
-    s.softmax_scale = 1.f;
-    s.softcap = 2.f;
+    AttnShape s = cap_of_two(group, q_len, uint64_t(group) * 10 + q_len + 5);
     s.alibi = true;
-    s.seed = uint64_t(group) * 10 + q_len + 5;
     DeviceAttention d(s);
     check_modes(d, 2e-3, 1e-4);
     run(d, false, false);
@@ -447,7 +445,7 @@ TEST_F(AttentionInputs, OutputAndLseLayouts) {
         SCOPED_TRACE(early ? "early reads" : single ? "single launch" : "default mode");
         run(d, early, single);
         EXPECT_TRUE(d.matches_reference());
-        EXPECT_TRUE(d.out_padding_untouched()) << "a store landed outside out's or lse's view";
+        EXPECT_TRUE(d.padding_untouched()) << "a store landed outside out's or lse's view";
       }
     }
   }

@@ -825,7 +825,7 @@ TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
     DecodeAttentionArgs const whole = dev.args;
     std::vector<unsigned char> const large = dev.call_bytes(false, PdlMode::kAuto);
     EXPECT_TRUE(dev.matches_reference());
-    EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
+    EXPECT_TRUE(dev.padding_untouched()) << "a store landed in out's row padding";
     std::vector<unsigned char> const off = dev.call_bytes(false, PdlMode::kOff);
     EXPECT_TRUE(bitwise_equal(off.data(), large.data(), large.size(), "PDL off vs on"));
     size_t const all_rows = size_t(batch) * s.q_len * s.num_q_heads;
@@ -834,7 +834,7 @@ TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
       int64_t const tokens = int64_t(sub) * s.q_len;
       view_first_requests(dev, whole, sub);
       std::vector<unsigned char> const view = dev.call_bytes(false, PdlMode::kAuto);
-      EXPECT_TRUE(dev.out_padding_untouched()) << "a store landed in out's row padding";
+      EXPECT_TRUE(dev.padding_untouched()) << "a store landed in out's row padding";
       expect_view_matches(view, large, size_t(tokens) * s.num_q_heads, all_rows, d);
     }
     dev.args = whole;
