@@ -27,7 +27,7 @@ enum class KvLayout {
 // merge_counters) must not overlap any other argument or the workspace (out may be the same
 // view as q); misaligned views are rejected too.
 struct DecodeAttentionArgs {
-  TensorView q;              // [batch_size * q_len, num_q_heads, head_dim] bf16 | fp16
+  TensorView q;              // [batch_size * q_len, num_q_heads, head_dim] bf16 | fp16; batch_size in [1, 65535]
   TensorView k_cache;        // paged pool, layout below, same dtype as q, head_dim contiguous
   TensorView v_cache;        // same shape, dtype and layout as k_cache
   KvLayout layout = KvLayout::kNHD;

@@ -5,6 +5,9 @@
 // Data-dependent faults (a length past the row, a pool index outside req_to_token) are
 // clamped, never read out of bounds, and reported by OR-ing bits into an optional device
 // flag (MetadataError).
+//
+// A batch of 0 is valid: the ops then write cu_seqlens_k[0] = 0 and nothing else, and its
+// empty views may have null data (as PyTorch's empty tensors do).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
 // TensorView: a non-owning view of device memory -- pointer, dtype, shape and strides
-// (in elements). Ops take their inputs and outputs as TensorViews; an optional argument is
-// a view whose data pointer is null.
+// (in elements). Ops take their inputs and outputs as TensorViews. An optional argument is
+// left out with a default-constructed view (rank 0, null data). A view with a rank and no
+// elements may have a null data pointer (PyTorch gives empty tensors one); a view with
+// elements and a null pointer is an error.
 #pragma once
 
 #include <cstddef>
@@ -30,7 +32,8 @@ struct TensorView {
   static TensorView strided(void* data, DType dtype, std::initializer_list<int64_t> shape,
                             std::initializer_list<int64_t> stride);
 
-  bool defined() const { return data != nullptr; }
+  // Given (not a left-out optional): data, or a rank (an empty view's data may be null).
+  bool defined() const { return data != nullptr || rank > 0; }
   int64_t size(int dim) const { return shape[dim]; }
   int64_t numel() const;
   bool is_contiguous() const;

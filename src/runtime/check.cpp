@@ -51,6 +51,9 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
     if (t.shape[d] < 0) return fail(std::string(name) + " has a negative size (" + t.describe() + ")");
     if (t.stride[d] < 0) return fail(std::string(name) + " has a negative stride (" + t.describe() + ")");
   }
+  // An empty view's data may be null (PyTorch's empty tensors); no kernel reads or writes it.
+  int64_t const last = last_offset(t);
+  if (t.data == nullptr && last >= 0) return fail(std::string(name) + " is null (" + t.describe() + ")");
   size_t const align = dtype_bytes(t.dtype);
   uintptr_t const address = reinterpret_cast<uintptr_t>(t.data);
   if (address % align != 0) {
@@ -59,7 +62,7 @@ Status Checker::tensor(TensorView const& t, char const* name, int rank,
   }
   // The last element's byte offset must fit beside the address: a kernel's pointer arithmetic
   // would wrap where byte_span saturates, and land on another argument.
-  int64_t const last = last_offset(t), elem = static_cast<int64_t>(align);
+  int64_t const elem = static_cast<int64_t>(align);
   if (last >= 0 && (last > INT64_MAX / elem - 1 || uint64_t(last + 1) * uint64_t(elem) > UINTPTR_MAX - address)) {
     return fail(std::string(name) + " at address " + hex_address(t.data) +
                 " reaches past the end of the address space (" + t.describe() + ")");

@@ -26,11 +26,12 @@ class Checker {
 
   Status fail(std::string const& what) const { return Status::invalid_argument(std::string(op_) + ": " + what); }
 
-  // Defined (non-null), the given rank, one of the dtypes, no negative strides, the data
-  // pointer aligned to the dtype's size (a misaligned load or store would fault the kernel), and
-  // every element's address inside the address space (no offset that wraps a kernel's pointer).
+  // Given (TensorView::defined), the given rank, one of the dtypes, no negative sizes or
+  // strides, a data pointer that is null only when the view has no elements, aligned to the
+  // dtype's size (a misaligned load or store would fault the kernel), and every element's
+  // address inside the address space (no offset that wraps a kernel's pointer).
   Status tensor(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;
-  // Same, but an undefined view is accepted (optional argument).
+  // Same, but a left-out view (TensorView{}) is accepted (optional argument).
   Status optional(TensorView const& t, char const* name, int rank, std::initializer_list<DType> dtypes) const;
   // t.shape[dim] == expected.
   Status dim(TensorView const& t, char const* name, int dim, int64_t expected, char const* what) const;

@@ -177,6 +177,17 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
       {"q_len 9", [](auto& a) { a.q_len = 9; }, StatusCode::kInvalidArgument, {"q_len 9"}},
       {"tokens not multiple of q_len", [](auto& a) { a.q_len = 3; }, StatusCode::kInvalidArgument, {"q_len 3"}},
       {"null q", [](auto& a) { a.q.data = nullptr; }, StatusCode::kInvalidArgument, {"q is null"}},
+      {"null lse with elements (not a left-out one)",
+       [](auto& a) { a.lse = TensorView::contiguous(nullptr, DType::kFloat32, {4, 32}); },
+       StatusCode::kInvalidArgument, {"lse is null ([4, 32] float32"}},
+      {"null sinks with elements", [](auto& a) { a.sinks = TensorView::contiguous(nullptr, DType::kFloat32, {32}); },
+       StatusCode::kInvalidArgument, {"sinks is null"}},
+      {"batch 0 with null views",  // metadata ops take it; attention has nothing to compute
+       [](auto& a) {
+         a.q = TensorView::contiguous(nullptr, DType::kBFloat16, {0, 32, 128});
+         a.out = a.q;
+       },
+       StatusCode::kInvalidArgument, {"batch_size 0 is outside [1, 65535]"}},
       {"seqlens int64", [](auto& a) { a.cache_seqlens.dtype = DType::kInt64; }, StatusCode::kInvalidArgument,
        {"cache_seqlens dtype int64"}},
       {"max_splits 0", [](auto& a) { a.max_splits = 0; }, StatusCode::kInvalidArgument, {"max_splits 0"}},

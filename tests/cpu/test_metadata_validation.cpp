@@ -49,6 +49,60 @@ TEST(DecodeMetadataValidation, ValidArgsAreSupported) {
   EXPECT_TRUE(s.is_ok()) << s.to_string();
 }
 
+// PyTorch gives empty tensors a null data pointer: a batch of 0 passes every op's validation
+// with such views (the GPU suite runs it: DecodeMetadata.EmptyBatchWithNullViews); a view
+// with elements and a null pointer is still refused, optional ones included.
+TEST(DecodeMetadataValidation, EmptyBatchTakesNullViews) {
+  DecodeMetadataArgs a = valid_decode_args();
+  for (TensorView* t : {&a.seq_lens, &a.req_pool_indices, &a.cache_seqlens}) t->shape[0] = 0;
+  a.page_table.shape[0] = 0;
+  for (TensorView* t : {&a.seq_lens, &a.req_pool_indices, &a.cache_seqlens, &a.page_table}) t->data = nullptr;
+  a.cu_seqlens_k.shape[0] = 1;
+  a.full_to_swa = TensorView::contiguous(fake(7), DType::kInt64, {1000});
+  a.swa_page_table = TensorView::contiguous(nullptr, DType::kInt32, {0, 64});
+  a.num_kv_splits = TensorView::contiguous(nullptr, DType::kInt32, {0});
+  a.split_plan = {32, 8, 16, 0, 0, 264};
+  Status s = build_decode_metadata_supported(a);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_TRUE(a.num_kv_splits.defined());
+  EXPECT_FALSE(TensorView{}.defined());
+
+  DecodeMetadataArgs b = valid_decode_args();
+  b.num_kv_splits = TensorView::contiguous(nullptr, DType::kInt32, {8});
+  b.split_plan = {32, 8, 16, 0};
+  EXPECT_NE(build_decode_metadata_supported(b).message().find("num_kv_splits is null ([8] int32"), std::string::npos)
+      << build_decode_metadata_supported(b).message();
+  b = valid_decode_args();
+  b.error_flags = TensorView::contiguous(nullptr, DType::kInt32, {1});
+  EXPECT_NE(build_decode_metadata_supported(b).message().find("error_flags is null"), std::string::npos);
+  b = valid_decode_args();
+  b.error_flags = TensorView::contiguous(nullptr, DType::kInt32, {0});  // given, but holds no flag
+  EXPECT_NE(build_decode_metadata_supported(b).message().find("error_flags must hold at least 1"), std::string::npos);
+  b = a;
+  b.cu_seqlens_k.data = nullptr;  // [1]: the op writes its 0
+  EXPECT_NE(build_decode_metadata_supported(b).message().find("cu_seqlens_k is null ([1] int32"), std::string::npos);
+
+  SpecPageTableArgs sp;
+  sp.num_draft_tokens = 2;
+  sp.committed = TensorView::contiguous(nullptr, DType::kInt32, {0, 100});
+  sp.committed_lens = TensorView::contiguous(nullptr, DType::kInt32, {0});
+  sp.start = TensorView::contiguous(nullptr, DType::kInt64, {0});
+  sp.draft = TensorView::contiguous(nullptr, DType::kInt32, {0, 8});
+  sp.draft_lens = TensorView::contiguous(nullptr, DType::kInt64, {0});
+  sp.page_table = TensorView::contiguous(nullptr, DType::kInt32, {0, 128});
+  sp.cache_seqlens = TensorView::contiguous(nullptr, DType::kInt32, {0});
+  sp.cu_seqlens_k = TensorView::contiguous(fake(7), DType::kInt32, {1});
+  s = build_spec_page_table_supported(sp);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+
+  PlanKvSplitsArgs pl;
+  pl.cache_seqlens = TensorView::contiguous(nullptr, DType::kInt32, {0});
+  pl.num_kv_splits = TensorView::contiguous(nullptr, DType::kInt32, {0});
+  pl.params = {32, 8, 16, 132};
+  s = plan_kv_splits_supported(pl);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+}
+
 TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
   std::vector<Mutation> const mutations = {
       {"page size not a power of two", [](auto& a) { a.page_size = 48; }, {"page_size", "48"}},

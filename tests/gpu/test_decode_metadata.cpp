@@ -38,6 +38,31 @@ TEST_F(DecodeMetadata, LengthsAtPageBoundariesAllPageSizes) {
   }
 }
 
+// A batch of 0 whose empty views have null data, as PyTorch's empty tensors do: the op writes
+// cu_seqlens_k[0] = 0 (poisoned before) and sets no flag, with SWA and both split plans, with
+// and without early reads (the CPU suite checks the validation: EmptyBatchTakesNullViews).
+TEST_F(DecodeMetadata, EmptyBatchWithNullViews) {
+  for (bool early : {false, true}) {
+    for (int wave : {0, 264}) {
+      SCOPED_TRACE(std::string(early ? "early reads" : "default") + (wave ? ", balanced plan" : ", SGLang plan"));
+      MetadataShape s{.page_size = 16, .batch = 0, .max_context = 256, .swa = true, .fill_columns = 4, .plan = true,
+                      .ctas_per_wave = wave, .early_reads = early};
+      ref::DecodeMetadataCase c = make_metadata_case(s);
+      DeviceMetadata d(c, s);
+      for (TensorView const* t : {&d.args.seq_lens, &d.args.req_pool_indices, &d.args.cache_seqlens, &d.args.page_table,
+                                  &d.args.swa_page_table, &d.args.num_kv_splits}) {
+        ASSERT_EQ(t->data, nullptr);
+        ASSERT_EQ(t->numel(), 0);
+      }
+      d.poison_outputs();
+      BATON_ASSERT_OK(build_decode_metadata(d.args, {nullptr, PdlMode::kOn}));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      EXPECT_EQ(d.cu_seqlens_k.download(), std::vector<int32_t>{0});
+      EXPECT_TRUE(d.matches(d.expected(c)));
+    }
+  }
+}
+
 TEST_F(DecodeMetadata, ClampsAndReportsBadData) {
   MetadataShape s{.page_size = 4, .batch = 6, .max_context = 64, .swa = true, .seed = 7};
   ref::DecodeMetadataCase c = make_metadata_case(s);

@@ -79,6 +79,12 @@ TEST_P(SpecPageTable, MatchesReference) {
   a.cu_seqlens_k = TensorView::contiguous(cu.get(), DType::kInt32, {rows + 1});
   a.error_flags = TensorView::contiguous(flags.get(), DType::kInt32, {1});
 
+  if (rows == 0) {  // every view but cu_seqlens_k and error_flags is empty with null data, as PyTorch's
+    for (TensorView const* t : {&a.committed, &a.committed_lens, &a.start, &a.draft, &a.draft_lens, &a.page_table,
+                                &a.cache_seqlens}) {
+      ASSERT_EQ(t->data, nullptr);
+    }
+  }
   page_table.poison(0xAB);
   lens.poison(0xAB);
   cu.poison(0xAB);
@@ -126,7 +132,8 @@ INSTANTIATE_TEST_SUITE_P(
                       SpecShape{4, 3, 100, 20, 110, true, false, false, false, 2},
                       SpecShape{7, 4, 3000, 64, 3050, false, true, true, true, 3},
                       SpecShape{64, 2, 500, 30, 512, true, false, true, false, 4},
-                      SpecShape{64, 1, 4200, 16, 4300, false, false, false, true, 5}),
+                      SpecShape{64, 1, 4200, 16, 4300, false, false, false, true, 5},
+                      SpecShape{0, 3, 16, 8, 24, true, true, true, false, 6}),  // empty batch, null views
     [](::testing::TestParamInfo<SpecShape> const& info) {
       SpecShape const& s = info.param;
       return "b" + std::to_string(s.batch) + "_r" + std::to_string(s.draft_tokens) + "_w" + std::to_string(s.width_a) +
@@ -145,7 +152,7 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
   struct Heads { int q, kv, q_len = 1, head_dim = 0; };
   for (Heads h : {Heads{32, 8}, Heads{32, 32}, Heads{64, 4}, Heads{8, 1}, Heads{64, 8, 4}, Heads{64, 8, 4, 256},
                   Heads{64, 4, 3}, Heads{64, 4, 3, 256}}) {
-    for (int batch : {1, 3, 64, 1000}) {
+    for (int batch : {0, 1, 3, 64, 1000}) {  // 0: empty views with null data, as PyTorch's
       for (int max_splits : {1, 4, 64, -64, 1000, -1000}) {  // < 0: with a 256-key floor
         int const min_keys = max_splits < 0 ? 256 : 0;
         int const wave = std::abs(max_splits) >= 1000 ? 264 : 0;  // balanced plan
@@ -163,6 +170,7 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
         a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
         a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
         a.params = {h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len, h.head_dim};
+        if (batch == 0) ASSERT_TRUE(a.cache_seqlens.data == nullptr && a.num_kv_splits.data == nullptr);
         BATON_ASSERT_OK(plan_kv_splits(a));
         CUDA_CHECK(cudaDeviceSynchronize());
         std::vector<int32_t> want = ref::plan_kv_splits(lens, plan);
