@@ -80,6 +80,8 @@ TEST_P(SpecPageTable, MatchesReference) {
   a.error_flags = TensorView::contiguous(flags.get(), DType::kInt32, {1});
 
   if (rows == 0) {  // every view but cu_seqlens_k and error_flags is empty with null data, as PyTorch's
+    a.committed.data = nullptr;  // IntMatrix keeps one element even when empty
+    a.draft.data = nullptr;
     for (TensorView const* t : {&a.committed, &a.committed_lens, &a.start, &a.draft, &a.draft_lens, &a.page_table,
                                 &a.cache_seqlens}) {
       ASSERT_EQ(t->data, nullptr);
