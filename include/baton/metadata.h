@@ -6,8 +6,10 @@
 // clamped, never read out of bounds, and reported by OR-ing bits into an optional device
 // flag (MetadataError).
 //
-// A batch of 0 is valid: the ops then write cu_seqlens_k[0] = 0 and nothing else, and its
-// empty views may have null data (as PyTorch's empty tensors do).
+// A batch of 0 is valid: build_decode_metadata and build_spec_page_table then write
+// cu_seqlens_k[0] = 0 and nothing else, plan_kv_splits writes nothing, and the empty views
+// may have null data (as PyTorch's empty tensors do). So may a view with an empty dim at any
+// batch (req_to_token of 0 columns, say).
 #pragma once
 
 #include <cstdint>

@@ -17,6 +17,8 @@ struct IndexPtr {
     return is_int64 ? static_cast<int64_t const*>(data)[i * stride]
                     : static_cast<int64_t>(static_cast<int32_t const*>(data)[i * stride]);
   }
+  // Non-null. The host passes null for a left-out view, and for a given one only when it has no
+  // elements (then no index reaches load()).
   __host__ __device__ bool defined() const { return data != nullptr; }
 };
 

@@ -91,6 +91,10 @@ Status validate(DecodeMetadataArgs const& a) {
     return c.fail("batch_size " + str(batch) + " x max_context " + str(max_context) +
                   " tokens could overflow the int32 cu_seqlens_k");
   }
+  // Batch 0 passes the product check: rows past int32 would still overflow the host's sums.
+  if (max_context > INT32_MAX) {
+    return c.fail("req_to_token has " + str(max_context) + " tokens per row, past 2^31 - 1 (int32 lengths)");
+  }
   int64_t const pages_needed = (max_context + a.page_size - 1) / a.page_size;
 
   BATON_RETURN_IF_ERROR(check_vector_out(c, a.cache_seqlens, "cache_seqlens", batch, "batch_size"));
@@ -98,14 +102,15 @@ Status validate(DecodeMetadataArgs const& a) {
   BATON_RETURN_IF_ERROR(c.tensor(a.page_table, "page_table", 2, {DType::kInt32}));
   BATON_RETURN_IF_ERROR(c.dim(a.page_table, "page_table", 0, batch, "batch_size"));
   int64_t const max_pages = a.page_table.shape[1];
+  if (max_pages > INT32_MAX) return c.fail("page_table has " + str(max_pages) + " columns, past 2^31 - 1");
   if (max_pages < pages_needed) {
     return c.fail("page_table capacity " + str(max_pages) + " columns is too small: req_to_token rows of " +
                   str(max_context) + " tokens need " + str(pages_needed) + " pages of " + str(a.page_size));
   }
 
   if (a.full_to_swa.defined() != a.swa_page_table.defined()) {
-    return c.fail(a.full_to_swa.defined() ? "full_to_swa is given but swa_page_table is null"
-                                          : "swa_page_table is given but full_to_swa is null");
+    return c.fail(a.full_to_swa.defined() ? "full_to_swa is given but swa_page_table is left out"
+                                          : "swa_page_table is given but full_to_swa is left out");
   }
   if (a.full_to_swa.defined()) {
     BATON_RETURN_IF_ERROR(c.tensor(a.full_to_swa, "full_to_swa", 1, {DType::kInt64}));
@@ -158,6 +163,9 @@ Status validate(SpecPageTableArgs const& a) {
   BATON_RETURN_IF_ERROR(c.dim(a.draft_lens, "draft_lens", 0, rows, "batch_size * num_draft_tokens"));
   BATON_RETURN_IF_ERROR(c.tensor(a.page_table, "page_table", 2, {DType::kInt32}));
   BATON_RETURN_IF_ERROR(c.dim(a.page_table, "page_table", 0, rows, "batch_size * num_draft_tokens"));
+  if (a.page_table.shape[1] > INT32_MAX) {  // then rows (< 2^31) x columns cannot overflow int64
+    return c.fail("page_table has " + str(a.page_table.shape[1]) + " columns, past 2^31 - 1");
+  }
   if (rows * a.page_table.shape[1] > INT32_MAX) {
     return c.fail(str(rows) + " rows x " + str(a.page_table.shape[1]) + " columns could overflow the int32 cu_seqlens_k");
   }

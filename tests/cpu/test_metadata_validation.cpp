@@ -95,6 +95,47 @@ TEST(DecodeMetadataValidation, EmptyBatchTakesNullViews) {
   s = build_spec_page_table_supported(sp);
   EXPECT_TRUE(s.is_ok()) << s.to_string();
 
+  // Past 2^31 - 1 columns (at batch 0 no product with the batch bounds them).
+  b = a;
+  b.page_table.shape[1] = int64_t(1) << 40;
+  EXPECT_NE(build_decode_metadata_supported(b).message().find("page_table has 1099511627776 columns"), std::string::npos)
+      << build_decode_metadata_supported(b).message();
+  b = a;
+  b.req_to_token.shape[1] = int64_t(1) << 40;
+  EXPECT_NE(build_decode_metadata_supported(b).message().find("req_to_token has 1099511627776 tokens per row"),
+            std::string::npos)
+      << build_decode_metadata_supported(b).message();
+  SpecPageTableArgs sq = sp;
+  sq.page_table.shape[1] = INT64_MAX;
+  EXPECT_NE(build_spec_page_table_supported(sq).message().find("page_table has 9223372036854775807 columns"),
+            std::string::npos);
+
+  // A batch of requests whose sources have no columns: req_to_token, committed and draft empty
+  // and null; the empty page table takes PyTorch's strides ([8, 0]: [0, 1]) or any other.
+  b = valid_decode_args();
+  b.req_to_token = TensorView::contiguous(nullptr, DType::kInt32, {16, 0});
+  b.page_table = TensorView::contiguous(nullptr, DType::kInt32, {8, 0});
+  s = build_decode_metadata_supported(b);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  b.page_table = TensorView::strided(nullptr, DType::kInt32, {8, 0}, {0, 0});
+  s = build_decode_metadata_supported(b);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  sq = sp;
+  sq.num_draft_tokens = 1;
+  sq.committed = TensorView::contiguous(nullptr, DType::kInt32, {4, 0});
+  sq.committed_lens = TensorView::contiguous(fake(2), DType::kInt32, {4});
+  sq.start = TensorView::contiguous(nullptr, DType::kInt32, {4});  // elements, null: refused
+  sq.draft = TensorView::contiguous(nullptr, DType::kInt32, {4, 0});
+  sq.draft_lens = TensorView::contiguous(fake(4), DType::kInt32, {4});
+  sq.page_table = TensorView::contiguous(fake(5), DType::kInt32, {4, 16});
+  sq.cache_seqlens = TensorView::contiguous(fake(6), DType::kInt32, {4});
+  sq.cu_seqlens_k = TensorView::contiguous(fake(7), DType::kInt32, {5});
+  EXPECT_NE(build_spec_page_table_supported(sq).message().find("start is null ([4] int32"), std::string::npos)
+      << build_spec_page_table_supported(sq).message();
+  sq.start = TensorView{};
+  s = build_spec_page_table_supported(sq);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+
   PlanKvSplitsArgs pl;
   pl.cache_seqlens = TensorView::contiguous(nullptr, DType::kInt32, {0});
   pl.num_kv_splits = TensorView::contiguous(nullptr, DType::kInt32, {0});
@@ -129,7 +170,7 @@ TEST(DecodeMetadataValidation, BadInputNamesArgumentAndValue) {
       {"page table capacity too small", [](auto& a) { a.page_table.shape[1] = 63; }, {"page_table", "63", "64"}},
       {"req_to_token rank", [](auto& a) { a.req_to_token.rank = 1; }, {"req_to_token", "rank 1"}},
       {"strided cache_seqlens", [](auto& a) { a.cache_seqlens.stride[0] = 2; }, {"cache_seqlens", "stride"}},
-      {"swa table without map", [](auto& a) { a.swa_page_table = a.page_table; }, {"full_to_swa", "null"}},
+      {"swa table without map", [](auto& a) { a.swa_page_table = a.page_table; }, {"full_to_swa is left out"}},
       {"swa map wrong dtype",
        [](auto& a) {
          a.swa_page_table = a.page_table;
