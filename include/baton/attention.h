@@ -34,7 +34,7 @@ struct DecodeAttentionArgs {
   TensorView cache_seqlens;  // [batch_size] int32, KV length including this step's tokens
   TensorView page_table;     // [batch_size, max_pages] int32 (any row stride)
   TensorView num_kv_splits;  // optional [batch_size] int32 (plan_kv_splits); absent: max_splits
-  int max_splits = 1;        // capture-time bound; the grid is sized by it
+  int max_splits = 1;        // capture-time bound in [1, 1024]; the grid is sized by it
   int q_len = 1;             // query tokens per request (1..8), causal over the draft tokens
   float softmax_scale = 0;   // 0: 1 / sqrt(head_dim)
   int window_left = -1;      // sliding window: keys p >= pos - window_left; -1: off

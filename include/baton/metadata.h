@@ -141,7 +141,8 @@ Status build_spec_page_table_supported(SpecPageTableArgs const& args);
 Status build_spec_page_table(SpecPageTableArgs const& args, LaunchOptions const& options = {});
 
 // ---- plan_kv_splits -------------------------------------------------------------------
-// The SGLang baseline split heuristic, on device: num_kv_splits[b] in [1, max_splits].
+// The split plan on device, SGLang's heuristic or baton's balanced plan (SplitPlanParams::
+// ctas_per_wave): num_kv_splits[b] in [1, max_splits].
 // A length of 0 plans as 1 token (one split; the attention writes a zero row for it).
 struct PlanKvSplitsArgs {
   TensorView cache_seqlens;  // [batch_size] int32, stride 1

@@ -1,6 +1,7 @@
 // baton::Status -- the result of every host call. A code plus a message that names the
-// argument and its value ("page_size 48 is not a power of two"). Library code never exits
-// and never prints; errors travel back to the caller in a Status.
+// op, the argument and its value ("build_decode_metadata: page_size 48 is not a power of two
+// in [1, 256]"). Library code never exits and never prints; errors travel back to the caller
+// in a Status.
 #pragma once
 
 #include <string>
@@ -41,7 +42,7 @@ class [[nodiscard]] Status {
   explicit operator bool() const { return is_ok(); }
   StatusCode code() const { return code_; }
   std::string const& message() const { return message_; }
-  // "invalid_argument: page_size 48 is not a power of two"
+  // "invalid_argument: build_decode_metadata: page_size 48 is not a power of two in [1, 256]"
   std::string to_string() const;
 
  private:
