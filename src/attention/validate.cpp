@@ -18,7 +18,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
-TensorView const kNone{};  // an undefined view: overlap checks skip it
+TensorView const kNone{};  // a left-out view: it occupies no bytes, so overlap checks pass it
 
 // Every tensor argument of a call with its name, those the call writes first (kWritten); an
 // argument the call does not use is kNone (merge_counters is used only by single launch).

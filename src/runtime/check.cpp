@@ -128,12 +128,11 @@ namespace {
 Status disjoint_views(Checker const& c, NamedView const* wb, NamedView const* we, NamedView const* rb,
                       NamedView const* re) {
   for (NamedView const* w = wb; w != we; ++w) {
-    if (!w->view->defined()) continue;
-    ByteSpan const span = byte_span(*w->view);
+    ByteSpan const span = byte_span(*w->view);  // empty for a left-out or empty view: overlaps nothing
     NamedView const* hit = nullptr;  // the first view it overlaps
     auto find = [&](NamedView const* o, NamedView const* end) {
       for (; hit == nullptr && o != end; ++o) {
-        if (o->view->defined() && span.overlaps(byte_span(*o->view))) hit = o;
+        if (span.overlaps(byte_span(*o->view))) hit = o;
       }
     };
     find(w + 1, we);

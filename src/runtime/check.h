@@ -43,8 +43,8 @@ class Checker {
   // pass, but a few hand-built interleaved layouts that do not overlap (shape (3, 2), strides
   // (2, 3)) are rejected too.
   Status distinct_elements(TensorView const& t, char const* name) const;
-  // No view of `written` overlaps another view of `written` or one of `read` (undefined views
-  // are skipped): a kernel's threads write the first while others may still read or write the
+  // No view of `written` overlaps another view of `written` or one of `read` (left-out and
+  // empty views occupy no bytes): a kernel's threads write the first while others may still read or write the
   // rest. Byte spans, first to last element: a view with gaps counts as occupying them.
   Status disjoint(std::initializer_list<NamedView> written, std::initializer_list<NamedView> read) const;
   // The same over one array whose first `written` views are the written ones.
