@@ -66,14 +66,15 @@ int run_attention_bench(BenchOptions const& opt) {
   // The model's attention shape: ../shared/BENCHMARKS.md's (32 query / 8 KV heads, head_dim
   // 128, page 64, NHD) unless --heads / --head-dim / --page / --hnd say otherwise; the targets
   // apply to it, at the shapes' own lengths (no --len-delta), only.
-  int const kHq = opt.num_q_heads, kHkv = opt.num_kv_heads, kD = opt.head_dim, kPage = opt.page_size;
+  int const kHq = opt.num_q_heads, kHkv = opt.num_kv_heads, kD = opt.head_dim;
+  int const kPage = opt.shape[0] > 0 && opt.shape[2] > 0 ? opt.shape[2] : opt.page_size;  // --shape B,CTX,PAGE
   // The method and the default plan too: one draft token, a pool per call, shuffled pages,
   // baton's balanced split plan with its defaults (--q-len, --pools, --seq-pages, --sglang,
   // --min-keys, --max-splits, --wave and --plan-q-len are diagnostics, and empty the target
   // column).
   bool const standard = kHq == 32 && kHkv == 8 && kD == 128 && kPage == 64 && !opt.hnd && opt.len_delta == 0 &&
                         opt.q_len == 1 && opt.pools == 0 && !opt.seq_pages && !opt.sglang_plan && opt.min_keys < 0 &&
-                        opt.max_splits <= 0 && opt.wave < 0 && opt.plan_q_len == 0;
+                        opt.max_splits <= 0 && opt.wave < 0 && opt.plan_q_len == 0 && opt.shape[0] == 0;
   if (opt.trace && !trace_supported()) {
     std::fprintf(stderr, "--trace needs a build with -DBATON_TRACE=ON (e.g. cmake --preset trace)\n");
     return 2;
@@ -99,7 +100,21 @@ int run_attention_bench(BenchOptions const& opt) {
     for (Case& c : cases)
       for (int& l : c.lens) l = std::max(1, l + opt.len_delta);
   }
-  if (opt.quick) cases = {cases[0], cases[3], cases[6], cases[8]};
+  if (opt.shape[0] > 0) {  // --shape B,CTX,PAGE: one batch of B requests of CTX keys (diagnostic)
+    int const b = opt.shape[0], l = opt.shape[1];  // --len-step N: request i gets CTX - i x N
+    if (l < 1) {
+      std::fprintf(stderr, "--shape: context %d must be at least 1\n", l);
+      if (json != nullptr) std::fclose(json);
+      return 2;
+    }
+    std::string name = std::to_string(b) + "x" + (l % 1024 == 0 ? std::to_string(l / 1024) + "K" : std::to_string(l));
+    std::vector<int> lens = uniform(b, l);
+    if (opt.len_step != 0) {
+      for (int i = 0; i < b; ++i) lens[i] = std::max(1, l - i * opt.len_step);
+      name += "-" + std::to_string(opt.len_step) + "i";
+    }
+    cases = {{name, lens}};
+  } else if (opt.quick) cases = {cases[0], cases[3], cases[6], cases[8]};
   if (!opt.only.empty()) {
     std::vector<Case> kept;
     for (Case const& c : cases)  // --only a,b: exact names

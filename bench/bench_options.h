@@ -19,6 +19,7 @@ struct BenchOptions {
   int page_size = 64;        // --page N: KV page size (power of two, 1..256)
   int head_dim = 128;        // --head-dim N: 64, 128 or 256
   int num_q_heads = 32, num_kv_heads = 8;  // --heads Q,KV
+  int len_step = 0;          // --len-step N: with --shape, request b gets CTX - b x N keys (at least 1)
   int len_delta = 0;         // --len-delta N: added to every request's length, at least 1 (e.g. -23: 1001, 8169, ...)
   int pools = 0;             // --pools N: KV pools for every case, rotating if < 20 (0: one per call)
   bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)

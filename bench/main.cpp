@@ -1,7 +1,7 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
 //   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
-//   baton-bench attention [--json FILE] [--quick] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--q-len N] [--plan-q-len N] [--sglang] [--hnd] [--page N] [--head-dim N] [--heads Q,KV] [--len-delta N] [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]
+//   baton-bench attention [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE [--len-step N]] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--q-len N] [--plan-q-len N] [--sglang] [--hnd] [--page N] [--head-dim N] [--heads Q,KV] [--len-delta N] [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +14,8 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: baton-bench <subcommand> [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]\n"
+               "       attention: --shape is one batch of CTX keys per request (PAGE 0: --page's),\n"
+               "                  or CTX - b x N for request b with [--len-step N]\n"
                "       attention only: [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--sglang]\n"
                "                       [--q-len N] [--plan-q-len N]  (draft tokens per request; the plan's q_len)\n"
                "                   [--hnd] [--page N] [--head-dim N] [--heads Q,KV]  (model shape; default page 64, 128, 32,8)\n"
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) {
       opt.json_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--len-step") && i + 1 < argc) {
+      opt.len_step = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%d,%d,%d", &opt.shape[0], &opt.shape[1], &opt.shape[2]) != 3) return usage();
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
