@@ -128,6 +128,41 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
   if (threadIdx.x % 32 == 0) atomicAdd(sum, value);
 }
 
+// Balanced plan, past the wave: request of len keys (>= 1) with the two-wave chunk gets
+// floor(len / chunk) splits, at least 1, at most max_splits (plan_one, balanced_chunk2).
+__device__ __forceinline__ int64_t past_wave_splits(int64_t len, int64_t chunk_over, SplitPlanDevice const& p) {
+  int64_t const n = len / chunk_over;
+  return n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n);
+}
+
+// A batch that plan_waves keeps in one wave (not ragged) is planned past the wave instead
+// when its one-wave fit is poor (balanced_chunk2, fill_test), because the fit cuts each
+// request into whole splits: with requests of about one length it can leave much of the wave
+// empty (12 x 32K at 32/8 heads: 2 splits, 192 of 264 CTAs; 17 x 32K: 1 split, 136), or fill
+// it unevenly (12 requests of 30000 + 250 b keys: the busiest CTA 15.2K keys against an
+// equal share of 11.4K). Past the wave the producer's CTAs loop over about two items each,
+// so compare the busiest CTA of each plan: B1, the fit's longest split (one item per CTA),
+// and B2 = ceil(items per kv head / CTAs per kv head) x the longest item past the wave (a
+// bound: the CTAs take items c, c + G, ... of their kv head). Poor: B2 < 19/20 of B1, or a
+// fit of fewer than 5/6 of the wave's CTAs with B2 <= B1 (idle SMs cost stream rate beyond
+// the busiest CTA: 24 x 16K and 24 x 8K, B2 = B1, gained 3.5-5.7%). Like the ragged rule
+// (plan_waves) it needs a two-wave chunk of at least kTwoWaveMinKeys.
+// Same machine (GPU-e18fae57), in graphs, one wave -> past the wave (`baton-bench attention
+// --graph-only --shape B,CTX,64 --wave 264 / 528`, two runs each): 12 x 32K 402.4-410.3 ->
+// 368.1-368.2 us, 17 x 32K 580.4-580.8 -> 528.3-528.4, 9 x 32K 285.8-300.1 -> 282.6-282.8,
+// 13 x 16K 226.3 -> 201.3-201.5, 24 x 16K 401.7 -> 378.7-387.8, 20 x 8K 176.7-176.9 ->
+// 160.5-160.6, 24 x 8K 203.9-204.0 -> 194.3-194.5, 20 x 4K 89.6 -> 83.9, 20 x 2K 47.2-47.3 ->
+// 45.5-45.6, 6 x 32K 190.7-190.8 -> 184.9, 5 x 16K 83.0-83.1 -> 81.9. Where B2 = B1 and the
+// fit fills 85-97% of the wave it stays, and another machine (GPU-3babb69e) had no clear
+// gain there: 31 x 8K 230.9-240.0 -> 237.0-237.5, 30 x 8K 228.7-229.7 -> 227.7-236.2, 10 x
+// 32K 307.2 -> 306.6-310.6, 14 x 32K 414.8-443.8 -> 428.7-449.8. At 97% fills, 32 x 8K lost
+// 2.9-3.1 us and 16 x 32K gained 8-11 us on two machines but was bimodal on a third. A plan
+// with a B2 above B1 lost: 24 requests of 16384 - 200 b keys 315.7-315.8 -> 324.7 us
+// (GPU-3d095c03). docs/benchmarking.md, forty-fourth session.
+constexpr int64_t kPoorFitNum = 19, kPoorFitDen = 20;    // B2 below 19/20 of B1: past the wave
+constexpr int64_t kUnderfillNum = 5, kUnderfillDen = 6;  // a fit below 5/6 of the wave is underfilled
+constexpr int64_t kTwoWaveMinKeys = 512;
+
 // Balanced plan, second pass, once per CTA (every thread calls it; barriers inside): every
 // request takes at least one CTA per kv head; the CTAs left over are shared by the long
 // requests' keys (longer than the first-pass chunk c1). c_hi = max(c1, ceil(long keys * CTAs
@@ -135,14 +170,15 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
 // requests is at most long keys / c_hi + their count); kPlanBisectSteps bisection steps over
 // [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
 // wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over, no request
-// is long, or the fit would give a split more than 2 x c1 keys (then floor(len / the
-// two-wave chunk), past the wave: the CTAs loop over the items). len_of(i): clamped length
-// (>= 0) of request i; total: their sum; longest: their max (both already reduced by the
-// caller).
+// is long, the fit would give a split more than 2 x c1 keys, or (fill_test: a one-wave plan,
+// not plan_waves' doubled one) the fit is poor (kPoorFitNum) while the two-wave chunk is at
+// least kTwoWaveMinKeys: then floor(len / the two-wave chunk), past the wave: the CTAs loop
+// over the items. len_of(i): clamped length (>= 0) of request i; total:
+// their sum; longest: their max (both already reduced by the caller).
 template <class LenOf>
 __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, int64_t longest,
-                                   SplitPlanDevice const& p) {
-  __shared__ unsigned long long sums[1 + kPlanBisectSteps];
+                                   SplitPlanDevice const& p, bool fill_test) {
+  __shared__ unsigned long long sums[1 + kPlanBisectSteps];  // [0]: long keys; [1 + k]: bisection step k's splits
   if (threadIdx.x <= kPlanBisectSteps) sums[threadIdx.x] = 0;
   __syncthreads();
   int64_t const c1 = balanced_chunk(total, p);
@@ -178,7 +214,37 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 4K among 31 x 256,
   // whose two-wave chunk is under kTwoWaveMinKeys, would get 2 splits of 2K keys): past the
   // wave instead (plan_one: the two-wave chunk).
-  return hi > 2 * c1 ? 0 : hi;
+  if (hi > 2 * c1) return 0;
+  int64_t const chunk_over = balanced_chunk(total, p, 2);
+  if (!fill_test || chunk_over < kTwoWaveMinKeys) return hi;
+  // The two plans' busiest CTAs and items (see kPoorFitNum), in one more pass.
+  __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
+  if (threadIdx.x < 4) stats[threadIdx.x] = 0;
+  __syncthreads();
+  unsigned long long n1 = 0, n2 = 0, b1 = 0, m2 = 0;
+  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
+    int64_t len = len_of(i);
+    len = len < 1 ? 1 : len;
+    int64_t const s1 = balanced_splits(len, hi, p), s2 = past_wave_splits(len, chunk_over, p);
+    n1 += static_cast<unsigned long long>(s1);
+    n2 += static_cast<unsigned long long>(s2);
+    unsigned long long const k1 = static_cast<unsigned long long>(ceil_div(len, s1));
+    unsigned long long const k2 = static_cast<unsigned long long>(ceil_div(len, s2));
+    b1 = k1 > b1 ? k1 : b1;
+    m2 = k2 > m2 ? k2 : m2;
+  }
+  block_add(&stats[0], n1);
+  block_add(&stats[2], n2);
+  atomicMax(&stats[1], b1);
+  atomicMax(&stats[3], m2);
+  __syncthreads();
+  int64_t const ctas_per_head = p.ctas_per_wave / p.ctas_per_request;  // >= 1: slots > 0
+  int64_t const busiest1 = static_cast<int64_t>(stats[1]);
+  int64_t const busiest2 = ceil_div(static_cast<int64_t>(stats[2]), ctas_per_head) * static_cast<int64_t>(stats[3]);
+  bool const underfilled = static_cast<int64_t>(stats[0]) * p.ctas_per_request * kUnderfillDen <
+                           kUnderfillNum * int64_t(p.ctas_per_wave);
+  bool const poor = busiest2 * kPoorFitDen < busiest1 * kPoorFitNum || (underfilled && busiest2 <= busiest1);
+  return poor ? 0 : hi;
 }
 
 // Balanced plan, ragged batches: a one-wave plan cannot give CTAs equal work when the lengths
@@ -190,8 +256,8 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
 // (page ids, first tiles, merge: ~2-3 us) small against its stream. Same machine, baton-bench
 // attention --graph-only, in-graph us, one wave -> two: 1x32K+15x1K 58.1-58.4 -> 55.8-56.1,
 // mix64..16K 92.6-98.3 -> 88.4-91.2; uniform batches keep one wave (two lost at 32x8K 260.3
-// -> 263.5 and 8x1K 14.2 -> 16.3, items of 128 keys; 16x32K was not conclusive).
-constexpr int64_t kTwoWaveMinKeys = 512;
+// -> 263.5 and 8x1K 14.2 -> 16.3, items of 128 keys; 16x32K was not conclusive), unless
+// their one-wave fit is poor (balanced_chunk2, fill_test).
 __device__ __forceinline__ SplitPlanDevice plan_waves(SplitPlanDevice p, int batch_size, int64_t total_len,
                                                       int64_t max_len, int64_t min_len) {
   if (p.ctas_per_wave <= 0 || p.ctas_per_wave > (1 << 29)) return p;
@@ -212,8 +278,7 @@ __device__ __forceinline__ int plan_one(int64_t len, int64_t max_len, int64_t mi
   len = len < 1 ? 1 : len;
   if (p.ctas_per_wave > 0) {
     if (chunk2 > 0) return static_cast<int>(balanced_splits(len, chunk2, p));
-    int64_t const n = len / balanced_chunk(total_len, p, 2);  // past the wave: about one chunk per split
-    return static_cast<int>(n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n));
+    return static_cast<int>(past_wave_splits(len, balanced_chunk(total_len, p, 2), p));  // about one chunk per split
   }
   max_len = max_len < 1 ? 1 : max_len;
   min_len = min_len < 1 ? 1 : min_len;
@@ -279,7 +344,8 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   SplitPlanDevice const planned = plan_waves(plan, batch_size, carry, max_len_s, min_len_s);
   int64_t const chunk2 =
       planned.ctas_per_wave > 0
-          ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, max_len_s, planned)
+          ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, max_len_s, planned,
+                            planned.ctas_per_wave == plan.ctas_per_wave)
           : 0;
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
     plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, chunk2, batch_size, planned);

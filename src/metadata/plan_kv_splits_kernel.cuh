@@ -3,7 +3,8 @@
 //
 // Grid map: one CTA of 256 threads; a max/min/sum reduction over the batch (and, for the
 // balanced plan, plan_waves -- two waves for ragged batches -- and its second pass:
-// balanced_chunk2), then one split count per request. Bytes
+// balanced_chunk2, which also sends underfilled one-wave fits past the wave), then one split
+// count per request. Bytes
 // are negligible (8 B per request); the kernel is launch-bound.
 //
 // PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
@@ -51,7 +52,9 @@ __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constan
   int64_t const sum = static_cast<int64_t>(total_s);
   SplitPlanDevice const planned = plan_waves(p.plan, p.batch_size, sum, max_len_s, min_len_s);
   int64_t const chunk2 =
-      planned.ctas_per_wave > 0 ? balanced_chunk2(len_of, p.batch_size, sum, max_len_s, planned) : 0;
+      planned.ctas_per_wave > 0
+          ? balanced_chunk2(len_of, p.batch_size, sum, max_len_s, planned, planned.ctas_per_wave == p.plan.ctas_per_wave)
+          : 0;
   for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
     p.plan.num_kv_splits[i] =
         plan_one(p.cache_seqlens[i], max_len_s, min_len_s, sum, chunk2, p.batch_size, planned);

@@ -137,6 +137,55 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
   EXPECT_EQ(plan_kv_splits({0, 0}, {32, 8, 16, 132, 0, 264}), (std::vector<int32_t>{1, 1}));
 }
 
+TEST(PlanKvSplitsReference, BalancedPlanSendsPoorFitsPastTheWave) {
+  // Not ragged, 32/8 heads (8 CTAs per request, 33 per kv head), 264 CTAs per wave. 12 x 32K:
+  // first chunk ceil(393216 * 8 / 264) = 11916; the one-wave fit is 2 splits each (3 would be
+  // 288 CTAs): 192 CTAs, the busiest B1 = 16384 keys. Past the wave, with the two-wave chunk
+  // ceil(393216 * 8 / 528) = 5958: floor(32768 / 5958) = 5 splits, 60 items per kv head, so
+  // B2 = 2 x 6554 = 13108 < 19/20 of B1: past the wave.
+  auto uniform = [](int batch, int32_t len) { return std::vector<int32_t>(batch, len); };
+  auto stepped = [](int batch, int32_t len, int32_t step) {
+    std::vector<int32_t> lens(batch);
+    for (int b = 0; b < batch; ++b) lens[b] = len - b * step;
+    return lens;
+  };
+  SplitPlan const plan{32, 8, 64, 132, 0, 264};
+  EXPECT_EQ(plan_kv_splits(uniform(12, 32768), plan), uniform(12, 5));
+  // 17 x 32K: B1 32768 (1 split, 136 CTAs), 3 splits past: B2 = 2 x 10923. 9 x 32K: B1 10923
+  // (3 splits), 7 past: B2 = 2 x 4682. 20 x 2K: B1 2048 (1 split), 3 past: B2 = 2 x 683.
+  EXPECT_EQ(plan_kv_splits(uniform(17, 32768), plan), uniform(17, 3));
+  EXPECT_EQ(plan_kv_splits(uniform(9, 32768), plan), uniform(9, 7));
+  EXPECT_EQ(plan_kv_splits(uniform(20, 2048), plan), uniform(20, 3));
+  // B2 = B1, but the fit fills less than 5/6 of the wave: 24 x 16K (1 split, 192 CTAs; 2 past,
+  // 48 items: B2 = 2 x 8192) and 24 x 8K go past the wave too.
+  EXPECT_EQ(plan_kv_splits(uniform(24, 16384), plan), uniform(24, 2));
+  EXPECT_EQ(plan_kv_splits(uniform(24, 8192), plan), uniform(24, 2));
+  // B2 = B1 with fits of at least 5/6 stay: 14 x 32K (224 CTAs), 16 x 32K (256), 32 x 8K,
+  // 6 x 32K (240; floor(32768 / 2979) = 10 past, B2 = 2 x 3277 = B1 6554).
+  EXPECT_EQ(plan_kv_splits(uniform(14, 32768), plan), uniform(14, 2));
+  EXPECT_EQ(plan_kv_splits(uniform(16, 32768), plan), uniform(16, 2));
+  EXPECT_EQ(plan_kv_splits(uniform(32, 8192), plan), uniform(32, 1));
+  EXPECT_EQ(plan_kv_splits(uniform(6, 32768), plan), uniform(6, 5));
+  // A two-wave chunk under 512 keys stays: 20 x 1K (160 CTAs; ceil(20480 * 8 / 528) = 311).
+  EXPECT_EQ(plan_kv_splits(uniform(20, 1024), plan), uniform(20, 1));
+  // Uneven: 12 requests of 32750 - 250 b keys fill the wave (3 splits for the 9 longest, 2
+  // for the others: 264 CTAs), but B1 is about 15.2K keys; past the wave (chunk 5705) 5 each,
+  // B2 = 2 x 6550.
+  EXPECT_EQ(plan_kv_splits(stepped(12, 32750, 250), plan), uniform(12, 5));
+  // B2 above B1 stays: 24 requests of 16384 - 200 b keys (the 9 longest 2 splits, the others
+  // 1: B1 = 14584; past the wave 3 or 2 splits, 54 items, B2 = 2 x 7592).
+  std::vector<int32_t> fit24 = uniform(24, 1);
+  std::fill(fit24.begin(), fit24.begin() + 9, 2);
+  EXPECT_EQ(plan_kv_splits(stepped(24, 16384, 200), plan), fit24);
+  // Within 19/20: 16 requests of 32768 - 100 b (the fit gives the longest 3 splits and the
+  // others 2: 264 CTAs, B1 = 16334 or so; past the wave 4 each, B2 = 2 x 8192).
+  std::vector<int32_t> fit16 = uniform(16, 2);
+  fit16[0] = 3;
+  EXPECT_EQ(plan_kv_splits(stepped(16, 32768, 100), plan), fit16);
+  // max_splits caps the count past the wave as before.
+  EXPECT_EQ(plan_kv_splits(uniform(12, 32768), {32, 8, 4, 132, 0, 264}), uniform(12, 4));
+}
+
 TEST(PlanKvSplitsReference, BalancedPlanCountsDraftTokens) {
   // 64/8 heads (group 8), 8 x 4K, 264 CTAs per wave. One token per request: 8 rows per kv
   // head, 8 CTAs per request; the smallest chunk with 8 x 8 x ceil(4096 / c) <= 264 is 1024:

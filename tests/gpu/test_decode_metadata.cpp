@@ -97,6 +97,16 @@ TEST_F(DecodeMetadata, BalancedSplitPlanMatchesReference) {
   check_shape({.page_size = 64, .batch = 7, .max_context = 40000, .plan = true, .ctas_per_wave = 264, .seed = 5});
   check_shape({.page_size = 16, .batch = 40, .max_context = 30000, .plan = true, .ctas_per_wave = 264, .seed = 6});
   check_shape({.page_size = 1, .batch = 300, .max_context = 3000, .plan = true, .ctas_per_wave = 264, .seed = 7});
+  // Batches that are not ragged, whose one-wave fit is poor (12 x 32K: 192 CTAs; 12 of 30000
+  // + 250 b keys: an uneven fit) and go past the wave, or stay (24 of 16384 - 200 b):
+  // PlanKvSplits.BalancedPlanSendsPoorFitsPastTheWave has the counts.
+  std::vector<int64_t> near(12), stays(24);
+  for (int b = 0; b < 12; ++b) near[b] = 30000 + 250 * b;
+  for (int b = 0; b < 24; ++b) stays[b] = 16384 - 200 * b;
+  for (auto const& lens : {std::vector<int64_t>(12, 32768), near, stays}) {
+    check_shape({.page_size = 64, .batch = static_cast<int>(lens.size()), .max_context = 32768, .plan = true,
+                 .ctas_per_wave = 264, .seed = 8, .lens = lens});
+  }
   // Draft tokens: group 4 x q_len 4 fills one 16-row CTA exactly (8 CTAs per request, as q_len
   // 1); x q_len 5 and 8 need two at head_dim 256 (16 CTAs per request: a different plan, which a
   // device that ignored q_len or head_dim would miss) and one 32-row CTA at head_dim 128.

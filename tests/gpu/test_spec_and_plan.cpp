@@ -232,5 +232,39 @@ TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
   }
 }
 
+// The balanced plan sends poor one-wave fits of batches that are not ragged past the wave
+// (metadata_common.cuh, kPoorFitNum): 12 x 32K (2 splits, 192 of 264 CTAs -> 5), 17 x 32K,
+// 9 x 32K, 20 x 2K, 24 x 16K (the busiest CTA the same either way, but 192 CTAs), 12 requests
+// of 30000 + 250 b keys (264 CTAs, but the busiest has 15.2K keys -> 5 splits of at most
+// 6550). Fits that stay: 16 x 32K (256 CTAs), 14 x 32K (224), 20 x 1K (two-wave chunk 311
+// keys), 24 requests of 16384 - 200 b (past the wave its busiest CTA would have more keys;
+// want -1: the reference's counts only, CPU test PlanKvSplitsReference.BalancedPlanSendsPoorFitsPastTheWave).
+TEST_F(PlanKvSplits, BalancedPlanSendsPoorFitsPastTheWave) {
+  struct Case {
+    int batch, len, step, want;
+  };
+  for (Case c : {Case{12, 32768, 0, 5}, Case{17, 32768, 0, 3}, Case{9, 32768, 0, 7}, Case{20, 2048, 0, 3},
+                 Case{24, 16384, 0, 2}, Case{12, 30000, -250, 5}, Case{16, 32768, 0, 2}, Case{14, 32768, 0, 2},
+                 Case{20, 1024, 0, 1}, Case{24, 16384, 200, -1}}) {
+    SCOPED_TRACE(std::to_string(c.batch) + " x " + std::to_string(c.len) + " step " + std::to_string(c.step));
+    std::vector<int32_t> lens(c.batch);
+    for (int b = 0; b < c.batch; ++b) lens[b] = c.len - b * c.step;
+    auto d_lens = DeviceBuffer<int32_t>::from(lens);
+    DeviceBuffer<int32_t> d_splits(c.batch);
+    d_splits.poison(0xAB);
+    PlanKvSplitsArgs a;
+    a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {c.batch});
+    a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {c.batch});
+    a.params = {32, 8, 64, 132, 0, 264};
+    BATON_ASSERT_OK(plan_kv_splits(a));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<int32_t> const got = d_splits.download();
+    EXPECT_TRUE(equal_exact(got, ref::plan_kv_splits(lens, ref::SplitPlan{32, 8, 64, 132, 0, 264}), "num_kv_splits"));
+    if (c.want > 0) {
+      EXPECT_TRUE(equal_exact(got, std::vector<int32_t>(c.batch, c.want), "num_kv_splits vs the expected count"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace baton::test

@@ -75,7 +75,8 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     // two-wave chunk of at least 512 keys: the plan for two waves (metadata_common.cuh, plan_waves).
     bool const ragged = std::max<int64_t>(max_len, 1) > 2 * std::max<int64_t>(min_len, 1);
     bool const room = static_cast<int64_t>(lens.size()) * per_request < wave;
-    if (ragged && room && wave <= (1 << 29) && chunk_for(2) >= 512) wave *= 2;
+    bool const doubled = ragged && room && wave <= (1 << 29) && chunk_for(2) >= 512;
+    if (doubled) wave *= 2;
     int64_t const chunk = chunk_for(1);
     // Past the wave (the batch alone fills it, or a fit would starve the long requests): the
     // chunk for two waves, floor(len / chunk_over) splits.
@@ -116,9 +117,27 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
       }
       chunk2 = hi > 2 * chunk ? 0 : hi;  // a starving fit: about one chunk per split instead
     }
+    // A poor one-wave fit (not doubled; a two-wave chunk of at least 512 keys): past the wave
+    // instead (metadata_common.cuh, kPoorFitNum). B1: the fit's longest split; B2: the items
+    // past the wave per kv head over its CTAs, rounded up, times the longest item. Poor: B2 <
+    // 19/20 of B1, or fewer than 5/6 of the wave's CTAs in the fit and B2 <= B1.
+    auto past_splits = [&](int64_t len) { return std::clamp<int64_t>(len / chunk_over, 1, plan.max_splits); };
+    if (chunk2 > 0 && !doubled && chunk_over >= 512) {
+      int64_t fit = 0, busiest1 = 0, items = 0, longest_item = 0;
+      for (int32_t l : lens) {
+        int64_t const len = std::max<int32_t>(l, 1);
+        fit += splits_of(len, chunk2);
+        busiest1 = std::max(busiest1, cdiv(len, splits_of(len, chunk2)));
+        items += past_splits(len);
+        longest_item = std::max(longest_item, cdiv(len, past_splits(len)));
+      }
+      int64_t const busiest2 = cdiv(items, wave / per_request) * longest_item;
+      bool const underfilled = fit * per_request * 6 < 5 * wave;
+      if (busiest2 * 20 < busiest1 * 19 || (underfilled && busiest2 <= busiest1)) chunk2 = 0;
+    }
     for (size_t b = 0; b < lens.size(); ++b) {
       int64_t const len = std::max<int32_t>(lens[b], 1);
-      int64_t const n = chunk2 > 0 ? splits_of(len, chunk2) : len / chunk_over;
+      int64_t const n = chunk2 > 0 ? splits_of(len, chunk2) : past_splits(len);
       splits[b] = static_cast<int32_t>(std::clamp<int64_t>(n, 1, plan.max_splits));
     }
     return splits;
