@@ -201,6 +201,22 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
   }
 }
 
+// plan_kv_splits on the device for lengths lens (poisoned output, synchronised).
+std::vector<int32_t> plan_on_device(std::vector<int32_t> const& lens, SplitPlanParams const& params) {
+  int const batch = static_cast<int>(lens.size());
+  auto d_lens = DeviceBuffer<int32_t>::from(lens);
+  DeviceBuffer<int32_t> d_splits(batch);
+  d_splits.poison(0xAB);
+  PlanKvSplitsArgs a;
+  a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
+  a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
+  a.params = params;
+  Status const st = plan_kv_splits(a);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return d_splits.download();
+}
+
 // The balanced plan's two rules for one long request among short ones (metadata_common.cuh):
 // the guard against a starving fit (balanced_chunk2: the one-CTA-per-request minimum leaves
 // only a few CTAs of the wave) and the two-wave plan for ragged batches (plan_waves).
@@ -215,16 +231,8 @@ TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
                  Case{64, 8, 4, 16, 17, 32768, 1024, 17, 1, 256}}) {
     std::vector<int32_t> lens(c.batch, c.short_len);
     lens[0] = c.long_len;
-    auto d_lens = DeviceBuffer<int32_t>::from(lens);
-    DeviceBuffer<int32_t> d_splits(c.batch);
-    d_splits.poison(0xAB);
-    PlanKvSplitsArgs a;
-    a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {c.batch});
-    a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {c.batch});
-    a.params = {c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len, c.head_dim};
-    BATON_ASSERT_OK(plan_kv_splits(a));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<int32_t> const got = d_splits.download();
+    std::vector<int32_t> const got =
+        plan_on_device(lens, {c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len, c.head_dim});
     ref::SplitPlan const plan{c.q, c.kv, c.max_splits, 132, c.q_len == 1 ? 0 : 128, 264, c.q_len, c.head_dim};
     EXPECT_TRUE(equal_exact(got, ref::plan_kv_splits(lens, plan), "num_kv_splits")) << "q_len " << c.q_len;
     EXPECT_EQ(got[0], c.want_long) << "q_len " << c.q_len;
@@ -249,16 +257,7 @@ TEST_F(PlanKvSplits, BalancedPlanSendsPoorFitsPastTheWave) {
     SCOPED_TRACE(std::to_string(c.batch) + " x " + std::to_string(c.len) + " step " + std::to_string(c.step));
     std::vector<int32_t> lens(c.batch);
     for (int b = 0; b < c.batch; ++b) lens[b] = c.len - b * c.step;
-    auto d_lens = DeviceBuffer<int32_t>::from(lens);
-    DeviceBuffer<int32_t> d_splits(c.batch);
-    d_splits.poison(0xAB);
-    PlanKvSplitsArgs a;
-    a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {c.batch});
-    a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {c.batch});
-    a.params = {32, 8, 64, 132, 0, 264};
-    BATON_ASSERT_OK(plan_kv_splits(a));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<int32_t> const got = d_splits.download();
+    std::vector<int32_t> const got = plan_on_device(lens, {32, 8, 64, 132, 0, 264});
     EXPECT_TRUE(equal_exact(got, ref::plan_kv_splits(lens, ref::SplitPlan{32, 8, 64, 132, 0, 264}), "num_kv_splits"));
     if (c.want > 0) {
       EXPECT_TRUE(equal_exact(got, std::vector<int32_t>(c.batch, c.want), "num_kv_splits vs the expected count"));
