@@ -72,6 +72,15 @@ struct SplitPlanParams {
   // (same machine, four runs each): 1 x 32K among 15 x 1K 58.1-58.4 -> 55.8-56.1 us, a mix of
   // 64..16K 92.6-98.3 -> 88.4-91.2 in graphs. Uniform batches keep one wave (two lost at 32 x
   // 8K and 8 x 1K; 16 x 32K was not conclusive). Doubling is skipped past ctas_per_wave 2^29.
+  // Poor fits: a batch that is not ragged, with a two-wave chunk of at least 512 keys, goes
+  // past the wave (floor(len_b / chunk_over)) when its one-wave fit is poor: the busiest
+  // producer CTA past the wave, bounded by ceil(items per kv head / CTAs per kv head) x the
+  // longest item, has less than 19/20 of the fit's longest split, or the fit uses fewer than
+  // 5/6 of ctas_per_wave and the bound is no more than its longest split. Whole splits per
+  // request leave such fits short of the wave (12 x 32K: 2 splits, 192 of 264 CTAs) or uneven
+  // (12 requests of 32750 - 250 b keys: splits of 10.9K and 15.2K keys); past the wave: 12 x
+  // 32K 410 -> 369 us, 17 x 32K 581-591 -> 526, the 12 uneven requests 366 -> 353 in graphs
+  // (bf16, 32 / 8 heads, head_dim 128; docs/benchmarking.md, forty-fourth session).
   int ctas_per_wave = 0;
   // Query tokens per request (1..8), as DecodeAttentionArgs::q_len: the balanced plan counts
   // the producer's CTAs per request with it, so that speculative decoding with group * q_len
