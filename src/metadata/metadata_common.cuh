@@ -152,10 +152,12 @@ __device__ __forceinline__ int64_t past_wave_splits(int64_t len, int64_t chunk_o
 // 368.1-368.2 us, 17 x 32K 580.4-580.8 -> 528.3-528.4, 9 x 32K 285.8-300.1 -> 282.6-282.8,
 // 13 x 16K 226.3 -> 201.3-201.5, 24 x 16K 401.7 -> 378.7-387.8, 20 x 8K 176.7-176.9 ->
 // 160.5-160.6, 24 x 8K 203.9-204.0 -> 194.3-194.5, 20 x 4K 89.6 -> 83.9, 20 x 2K 47.2-47.3 ->
-// 45.5-45.6, 6 x 32K 190.7-190.8 -> 184.9, 5 x 16K 83.0-83.1 -> 81.9. Where B2 = B1 and the
-// fit fills 85-97% of the wave it stays, and another machine (GPU-3babb69e) had no clear
-// gain there: 31 x 8K 230.9-240.0 -> 237.0-237.5, 30 x 8K 228.7-229.7 -> 227.7-236.2, 10 x
-// 32K 307.2 -> 306.6-310.6, 14 x 32K 414.8-443.8 -> 428.7-449.8. At 97% fills, 32 x 8K lost
+// 45.5-45.6, 5 x 16K 83.0-83.1 -> 81.9; 6 x 32K 190.7-190.8 -> 184.9 at 11 splits, but the
+// rule's floor gives it 10 (B2 = B1 at 91%), so it keeps 5. Where B2 = B1 (10 x 32K: 1 key
+// above) and the fit fills 85-97% of the wave it stays; another machine (GPU-3babb69e) had no
+// clear gain there: 31 x 8K 230.9-240.0 -> 237.0-237.5, 30 x 8K 228.7-229.7 -> 227.7-236.2,
+// 10 x 32K 307.2 -> 306.6-310.6, 14 x 32K 414.8-443.8 -> 428.7-449.8, but 28 x 8K (85%)
+// 223.2-224.2 -> 217.7-219.1, a gain the rule leaves. At 97% fills, 32 x 8K lost
 // 2.9-3.1 us and 16 x 32K gained 8-11 us on two machines but was bimodal on a third. A plan
 // with a B2 above B1 lost: 24 requests of 16384 - 200 b keys 315.7-315.8 -> 324.7 us
 // (GPU-3d095c03). docs/benchmarking.md, forty-fourth session.

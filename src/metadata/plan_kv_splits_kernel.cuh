@@ -3,7 +3,7 @@
 //
 // Grid map: one CTA of 256 threads; a max/min/sum reduction over the batch (and, for the
 // balanced plan, plan_waves -- two waves for ragged batches -- and its second pass:
-// balanced_chunk2, which also sends underfilled one-wave fits past the wave), then one split
+// balanced_chunk2, which also sends poor one-wave fits past the wave), then one split
 // count per request. Bytes
 // are negligible (8 B per request); the kernel is launch-bound.
 //

@@ -177,11 +177,32 @@ TEST(PlanKvSplitsReference, BalancedPlanSendsPoorFitsPastTheWave) {
   std::vector<int32_t> fit24 = uniform(24, 1);
   std::fill(fit24.begin(), fit24.begin() + 9, 2);
   EXPECT_EQ(plan_kv_splits(stepped(24, 16384, 200), plan), fit24);
-  // Within 19/20: 16 requests of 32768 - 100 b (the fit gives the longest 3 splits and the
-  // others 2: 264 CTAs, B1 = 16334 or so; past the wave 4 each, B2 = 2 x 8192).
+  // B2 just above B1: 16 requests of 32768 - 100 b (the fit gives the longest 3 splits and
+  // the others 2: 264 CTAs, B1 = 16334; past the wave 4 each, B2 = 2 x 8192).
   std::vector<int32_t> fit16 = uniform(16, 2);
   fit16[0] = 3;
   EXPECT_EQ(plan_kv_splits(stepped(16, 32768, 100), plan), fit16);
+  // The 19/20 threshold from both sides, with fills of 5/6 or more. 5 x 8K: the fit is 6
+  // splits (240 CTAs), B1 = 1366; past the wave (chunk 621) 13 splits, 65 items on 33 CTAs,
+  // B2 = 2 x 631 = 1262, 0.92 of B1: past the wave. 5 requests of 8192 - 100 b: the fit (7, 7,
+  // 7, 6, 6: 264 CTAs) has B1 = 1316; past the wave (chunk 606) 64 items, B2 = 2 x 650 = 1300,
+  // 0.99 of B1: the fit stays.
+  EXPECT_EQ(plan_kv_splits(uniform(5, 8192), plan), uniform(5, 13));
+  EXPECT_EQ(plan_kv_splits(stepped(5, 8192, 100), plan), (std::vector<int32_t>{7, 7, 7, 6, 6}));
+  // The 5/6 threshold from both sides, with B2 = B1: 27 x 8K (1 split, 216 CTAs, 81.8%) goes
+  // past the wave (2 each), 28 x 8K (224 CTAs, 84.8%) keeps 1.
+  EXPECT_EQ(plan_kv_splits(uniform(27, 8192), plan), uniform(27, 2));
+  EXPECT_EQ(plan_kv_splits(uniform(28, 8192), plan), uniform(28, 1));
+  // Underfilled but B2 > B1 stays: one request of 3000 keys with a 512-key floor rounds up to
+  // 6 splits of 500 (48 CTAs); past the wave (chunk 512) 5 of 600.
+  EXPECT_EQ(plan_kv_splits({3000}, {32, 8, 64, 132, 512, 264}), (std::vector<int32_t>{6}));
+  // A ragged batch that plan_waves doubles is planned for two waves, not tested for a poor
+  // fit: 1 x 32K among 10 x 4K takes 26 and 4 (past its doubled wave it would be 58 and 7).
+  std::vector<int32_t> ragged(11, 4096);
+  ragged[0] = 32768;
+  std::vector<int32_t> ragged_want(11, 4);
+  ragged_want[0] = 26;
+  EXPECT_EQ(plan_kv_splits(ragged, plan), ragged_want);
   // max_splits caps the count past the wave as before.
   EXPECT_EQ(plan_kv_splits(uniform(12, 32768), {32, 8, 4, 132, 0, 264}), uniform(12, 4));
 }
