@@ -23,6 +23,7 @@ struct SplitPlanDevice {
   int ctas_per_request = 1;  // validate.h split_plan_ctas_per_request: the attention grid's CTAs per request
   int min_keys_per_split = 0;
   int ctas_per_wave = 0;  // > 0: balanced plan (SplitPlanParams::ctas_per_wave)
+  bool doubled = false;   // set by plan_waves when it plans a ragged batch for 2 x the wave
 };
 
 __device__ __forceinline__ void set_error(int32_t* flags, int32_t bits) {
@@ -136,7 +137,7 @@ __device__ __forceinline__ int64_t past_wave_splits(int64_t len, int64_t chunk_o
 }
 
 // A batch that plan_waves keeps in one wave (not ragged) is planned past the wave instead
-// when its one-wave fit is poor (balanced_chunk2, fill_test), because the fit cuts each
+// when its one-wave fit is poor (balanced_chunk2), because the fit cuts each
 // request into whole splits: with requests of about one length it can leave much of the wave
 // empty (12 x 32K at 32/8 heads: 2 splits, 192 of 264 CTAs; 17 x 32K: 1 split, 136), or fill
 // it unevenly (12 requests of 30000 + 250 b keys: the busiest CTA 15.2K keys against an
@@ -172,14 +173,14 @@ constexpr int64_t kTwoWaveMinKeys = 512;
 // requests is at most long keys / c_hi + their count); kPlanBisectSteps bisection steps over
 // [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
 // wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over, no request
-// is long, the fit would give a split more than 2 x c1 keys, or (fill_test: a one-wave plan,
-// not plan_waves' doubled one) the fit is poor (kPoorFitNum) while the two-wave chunk is at
+// is long, the fit would give a split more than 2 x c1 keys, or (a one-wave plan, not
+// plan_waves' doubled one) the fit is poor (kPoorFitNum) while the two-wave chunk is at
 // least kTwoWaveMinKeys: then floor(len / the two-wave chunk), past the wave: the CTAs loop
 // over the items. len_of(i): clamped length (>= 0) of request i; total:
 // their sum; longest: their max (both already reduced by the caller).
 template <class LenOf>
 __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, int64_t longest,
-                                   SplitPlanDevice const& p, bool fill_test) {
+                                   SplitPlanDevice const& p) {
   __shared__ unsigned long long sums[1 + kPlanBisectSteps];  // [0]: long keys; [1 + k]: bisection step k's splits
   if (threadIdx.x <= kPlanBisectSteps) sums[threadIdx.x] = 0;
   __syncthreads();
@@ -218,7 +219,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   // wave instead (plan_one: the two-wave chunk).
   if (hi > 2 * c1) return 0;
   int64_t const chunk_over = balanced_chunk(total, p, 2);
-  if (!fill_test || chunk_over < kTwoWaveMinKeys) return hi;
+  if (p.doubled || chunk_over < kTwoWaveMinKeys) return hi;
   // The two plans' busiest CTAs and items (see kPoorFitNum), in one more pass.
   __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
   if (threadIdx.x < 4) stats[threadIdx.x] = 0;
@@ -259,7 +260,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
 // attention --graph-only, in-graph us, one wave -> two: 1x32K+15x1K 58.1-58.4 -> 55.8-56.1,
 // mix64..16K 92.6-98.3 -> 88.4-91.2; uniform batches keep one wave (two lost at 32x8K 260.3
 // -> 263.5 and 8x1K 14.2 -> 16.3, items of 128 keys; 16x32K was not conclusive), unless
-// their one-wave fit is poor (balanced_chunk2, fill_test).
+// their one-wave fit is poor (balanced_chunk2).
 __device__ __forceinline__ SplitPlanDevice plan_waves(SplitPlanDevice p, int batch_size, int64_t total_len,
                                                       int64_t max_len, int64_t min_len) {
   if (p.ctas_per_wave <= 0 || p.ctas_per_wave > (1 << 29)) return p;
@@ -267,7 +268,10 @@ __device__ __forceinline__ SplitPlanDevice plan_waves(SplitPlanDevice p, int bat
   min_len = min_len < 1 ? 1 : min_len;
   bool const ragged = max_len - min_len > min_len;  // max > 2 x min, no overflow at min = INT64_MAX (empty batch)
   bool const room = int64_t(batch_size) * p.ctas_per_request < p.ctas_per_wave;
-  if (ragged && room && balanced_chunk(total_len, p, 2) >= kTwoWaveMinKeys) p.ctas_per_wave *= 2;
+  if (ragged && room && balanced_chunk(total_len, p, 2) >= kTwoWaveMinKeys) {
+    p.ctas_per_wave *= 2;
+    p.doubled = true;
+  }
   return p;
 }
 
@@ -346,8 +350,7 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   SplitPlanDevice const planned = plan_waves(plan, batch_size, carry, max_len_s, min_len_s);
   int64_t const chunk2 =
       planned.ctas_per_wave > 0
-          ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, max_len_s, planned,
-                            planned.ctas_per_wave == plan.ctas_per_wave)
+          ? balanced_chunk2([&](int i) { return length_of(i, bits); }, batch_size, carry, max_len_s, planned)
           : 0;
   for (int i = threadIdx.x; i < batch_size; i += kThreads) {
     plan.num_kv_splits[i] = plan_one(length_of(i, bits), max_len_s, min_len_s, carry, chunk2, batch_size, planned);

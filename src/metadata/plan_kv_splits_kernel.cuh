@@ -52,9 +52,7 @@ __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constan
   int64_t const sum = static_cast<int64_t>(total_s);
   SplitPlanDevice const planned = plan_waves(p.plan, p.batch_size, sum, max_len_s, min_len_s);
   int64_t const chunk2 =
-      planned.ctas_per_wave > 0
-          ? balanced_chunk2(len_of, p.batch_size, sum, max_len_s, planned, planned.ctas_per_wave == p.plan.ctas_per_wave)
-          : 0;
+      planned.ctas_per_wave > 0 ? balanced_chunk2(len_of, p.batch_size, sum, max_len_s, planned) : 0;
   for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
     p.plan.num_kv_splits[i] =
         plan_one(p.cache_seqlens[i], max_len_s, min_len_s, sum, chunk2, p.batch_size, planned);

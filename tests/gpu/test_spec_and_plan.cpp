@@ -148,6 +148,28 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- plan_kv_splits ------------------------------------------------------------------------
 
+// plan_kv_splits' arguments over device buffers of batch lengths and split counts.
+PlanKvSplitsArgs plan_args(DeviceBuffer<int32_t>& lens, DeviceBuffer<int32_t>& splits, int batch,
+                           SplitPlanParams const& params) {
+  PlanKvSplitsArgs a;
+  a.cache_seqlens = TensorView::contiguous(lens.get(), DType::kInt32, {batch});
+  a.num_kv_splits = TensorView::contiguous(splits.get(), DType::kInt32, {batch});
+  a.params = params;
+  return a;
+}
+
+// plan_kv_splits on the device for lengths lens (poisoned output, synchronised).
+std::vector<int32_t> plan_on_device(std::vector<int32_t> const& lens, SplitPlanParams const& params) {
+  int const batch = static_cast<int>(lens.size());
+  auto d_lens = DeviceBuffer<int32_t>::from(lens);
+  DeviceBuffer<int32_t> d_splits(batch);
+  d_splits.poison(0xAB);
+  Status const st = plan_kv_splits(plan_args(d_lens, d_splits, batch, params));
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return d_splits.download();
+}
+
 class PlanKvSplits : public GpuTest {};
 
 TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
@@ -171,10 +193,8 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
         auto d_lens = DeviceBuffer<int32_t>::from(lens);
         DeviceBuffer<int32_t> d_splits(batch);
         d_splits.poison(0xAB);
-        PlanKvSplitsArgs a;
-        a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
-        a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
-        a.params = {h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len, h.head_dim};
+        PlanKvSplitsArgs const a =
+            plan_args(d_lens, d_splits, batch, {h.q, h.kv, max_splits, 132, min_keys, wave, h.q_len, h.head_dim});
         if (batch == 0) ASSERT_TRUE(a.cache_seqlens.data == nullptr && a.num_kv_splits.data == nullptr);
         BATON_ASSERT_OK(plan_kv_splits(a));
         CUDA_CHECK(cudaDeviceSynchronize());
@@ -199,22 +219,6 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
       }
     }
   }
-}
-
-// plan_kv_splits on the device for lengths lens (poisoned output, synchronised).
-std::vector<int32_t> plan_on_device(std::vector<int32_t> const& lens, SplitPlanParams const& params) {
-  int const batch = static_cast<int>(lens.size());
-  auto d_lens = DeviceBuffer<int32_t>::from(lens);
-  DeviceBuffer<int32_t> d_splits(batch);
-  d_splits.poison(0xAB);
-  PlanKvSplitsArgs a;
-  a.cache_seqlens = TensorView::contiguous(d_lens.get(), DType::kInt32, {batch});
-  a.num_kv_splits = TensorView::contiguous(d_splits.get(), DType::kInt32, {batch});
-  a.params = params;
-  Status const st = plan_kv_splits(a);
-  EXPECT_TRUE(st.is_ok()) << st.to_string();
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  return d_splits.download();
 }
 
 // The balanced plan's two rules for one long request among short ones (metadata_common.cuh):

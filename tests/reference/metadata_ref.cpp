@@ -126,10 +126,11 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
       int64_t fit = 0, busiest1 = 0, items = 0, longest_item = 0;
       for (int32_t l : lens) {
         int64_t const len = std::max<int32_t>(l, 1);
-        fit += splits_of(len, chunk2);
-        busiest1 = std::max(busiest1, cdiv(len, splits_of(len, chunk2)));
-        items += past_splits(len);
-        longest_item = std::max(longest_item, cdiv(len, past_splits(len)));
+        int64_t const s1 = splits_of(len, chunk2), s2 = past_splits(len);
+        fit += s1;
+        busiest1 = std::max(busiest1, cdiv(len, s1));
+        items += s2;
+        longest_item = std::max(longest_item, cdiv(len, s2));
       }
       int64_t const busiest2 = cdiv(items, wave / per_request) * longest_item;
       bool const underfilled = fit * per_request * 6 < 5 * wave;
