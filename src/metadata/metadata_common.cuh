@@ -141,63 +141,62 @@ __device__ __forceinline__ int64_t past_wave_splits(int64_t len, int64_t chunk_o
 // request into whole splits: with requests of about one length it can leave much of the wave
 // empty (12 x 32K at 32/8 heads: 2 splits, 192 of 264 CTAs; 17 x 32K: 1 split, 136), or fill
 // it unevenly (12 requests of 30000 + 250 b keys: the busiest CTA 15.2K keys against an
-// equal share of 11.4K). Past the wave the producer's CTAs loop over about two items each,
-// so compare the busiest CTA of each plan: B1, the fit's longest split (one item per CTA),
-// and B2 = ceil(items per kv head / CTAs per kv head) x the longest item past the wave (a
-// bound: the CTAs take items c, c + G, ... of their kv head). Poor: B2 < 19/20 of B1, or a
+// equal share of 11.4K). Past the wave the plan is the two-wave fit (fit_chunk for 2 x the
+// wave: the smallest chunk whose splits fit it), so the producer's CTAs loop over about two
+// items each; compare the busiest CTA of each plan: B1, the fit's longest split (one item per
+// CTA), and B2 = ceil(items per kv head / CTAs per kv head) x the longest item past the wave
+// (a bound: the CTAs take items c, c + G, ... of their kv head). Poor: B2 < 19/20 of B1, or a
 // fit of fewer than 5/6 of the wave's CTAs with B2 <= B1 (idle SMs cost stream rate beyond
 // the busiest CTA: 24 x 16K and 24 x 8K, B2 = B1, gained 3.5-5.7%). Like the ragged rule
 // (plan_waves) it needs a two-wave chunk of at least kTwoWaveMinKeys.
-// Same machine (GPU-e18fae57), in graphs, one wave -> past the wave (`baton-bench attention
-// --graph-only --shape B,CTX,64 --wave 264 / 528`, two runs each): 12 x 32K 402.4-410.3 ->
-// 368.1-368.2 us, 17 x 32K 580.4-580.8 -> 528.3-528.4, 9 x 32K 285.8-300.1 -> 282.6-282.8,
-// 13 x 16K 226.3 -> 201.3-201.5, 24 x 16K 401.7 -> 378.7-387.8, 20 x 8K 176.7-176.9 ->
-// 160.5-160.6, 24 x 8K 203.9-204.0 -> 194.3-194.5, 20 x 4K 89.6 -> 83.9, 20 x 2K 47.2-47.3 ->
-// 45.5-45.6, 5 x 16K 83.0-83.1 -> 81.9; 6 x 32K 190.7-190.8 -> 184.9 at 11 splits, but the
-// rule's floor gives it 10 (B2 = B1 at 91%), so it keeps 5. Where B2 = B1 (10 x 32K: 1 key
-// above) and the fit fills 85-97% of the wave it stays; another machine (GPU-3babb69e) had no
-// clear gain there: 31 x 8K 230.9-240.0 -> 237.0-237.5, 30 x 8K 228.7-229.7 -> 227.7-236.2,
-// 10 x 32K 307.2 -> 306.6-310.6, 14 x 32K 414.8-443.8 -> 428.7-449.8, but 28 x 8K (85%)
-// 223.2-224.2 -> 217.7-219.1, a gain the rule leaves. At 97% fills, 32 x 8K lost
-// 2.9-3.1 us and 16 x 32K gained 8-11 us on two machines but was bimodal on a third. A plan
-// with a B2 above B1 lost: 24 requests of 16384 - 200 b keys 315.7-315.8 -> 324.7 us
-// (GPU-3d095c03). docs/benchmarking.md, forty-fourth session.
+// Forty-fourth session (GPU-e18fae57, in graphs, one wave -> past the wave, `baton-bench
+// attention --graph-only --shape B,CTX,64 --wave 264 / 528`): 12 x 32K 402.4-410.3 ->
+// 368.1-368.2 us, 17 x 32K 580.4-580.8 -> 528.3-528.4, 13 x 16K 226.3 -> 201.3-201.5, 24 x
+// 16K 401.7 -> 378.7-387.8, 20 x 4K 89.6 -> 83.9, 20 x 2K 47.2-47.3 -> 45.5-45.6. At 97%
+// fills with B2 = B1 (32 x 8K, 16 x 32K) the fit stays: past the wave 32 x 8K lost 2.9-3.1 us.
+// Forty-fifth session: the plan past the wave was floor(len / two-wave chunk), which rounds
+// down (22 x 32K: 2 splits, 44 items on 33 CTAs per kv head, so a third of the CTAs streamed
+// two 16K items; 6 x 32K: 10 splits, B2 = B1, so the fit stayed). The two-wave fit instead,
+// old -> new, `baton-bench attention --graph-only --shape ...`, two machines (GPU-238f788f,
+// GPU-4e74d5c4): 22 x 32K 704.6-704.9 -> 644.0-644.2 us, 22 x 8K 178.1-187.2 -> 166.0-166.2,
+// 6 x 32K 186.8-187.1 -> 180.8-181.0, 24 requests of 16384 - 200 b 315.3-316.0 -> 308.7-309.2,
+// 26 of 8192 - 100 b 173.2-175.4 -> 167.5-168.1, 12 of 32750 - 250 b 344.4-344.5 -> 339.2-339.3,
+// 20 of 8192 - 100 b 141.7 -> 136.0-136.1; a third (GPU-dad7d615), two-wave chunks of 683-1675
+// keys: 22 x 4K 92.7-95.5 -> 89.5, 22 x 2K 50.3-51.8 -> 48.5-48.7, 6 x 16K 98.3-98.4 -> 96.6-96.8,
+// 7 of 16384 - 200 b 109.5-109.6 -> 107.5-107.8, 12 of 8192 - 100 b 92.2-92.5 -> 91.0-91.2,
+// 13 of 8192 - 100 b -1.1%, 14 of 8192 - 100 b and 24 of 4096 - 50 b -0.1 to -0.9%. It lost at
+// five requests whose fits fill the wave: 5 of 8192 - 100 b 41.85 -> 42.97 (7 -> 14 splits), 5
+// of 16384 - 200 b 77.9-78.0 -> 78.2 (docs/benchmarking.md, forty-fifth session).
 constexpr int64_t kPoorFitNum = 19, kPoorFitDen = 20;    // B2 below 19/20 of B1: past the wave
 constexpr int64_t kUnderfillNum = 5, kUnderfillDen = 6;  // a fit below 5/6 of the wave is underfilled
 constexpr int64_t kTwoWaveMinKeys = 512;
 
-// Balanced plan, second pass, once per CTA (every thread calls it; barriers inside): every
-// request takes at least one CTA per kv head; the CTAs left over are shared by the long
-// requests' keys (longer than the first-pass chunk c1). c_hi = max(c1, ceil(long keys * CTAs
-// per request / CTAs left)) always fits the wave (the sum of ceil(len / c_hi) over the long
-// requests is at most long keys / c_hi + their count); kPlanBisectSteps bisection steps over
-// [c1, min(c_hi, longest)] then find about the smallest chunk whose balanced_splits fit the
-// wave -- the least work for the busiest CTA. Returns 0 when no CTA is left over, no request
-// is long, the fit would give a split more than 2 x c1 keys, or (a one-wave plan, not
-// plan_waves' doubled one) the fit is poor (kPoorFitNum) while the two-wave chunk is at
-// least kTwoWaveMinKeys: then floor(len / the two-wave chunk), past the wave: the CTAs loop
-// over the items. len_of(i): clamped length (>= 0) of request i; total:
-// their sum; longest: their max (both already reduced by the caller).
+// Balanced plan: about the smallest chunk whose balanced_splits fit `wave` CTAs, once per CTA
+// (every thread calls it; barriers inside). Every request takes at least one CTA per kv head;
+// the CTAs left over are shared by the long requests' keys (longer than `lo`, the equal-share
+// chunk for that wave). c_hi = max(lo, ceil(long keys * CTAs per request / CTAs left)) always
+// fits (the sum of ceil(len / c_hi) over the long requests is at most long keys / c_hi + their
+// count); kPlanBisectSteps bisection steps over [lo, min(c_hi, longest)] then find about the
+// smallest chunk that fits -- the least work for the busiest CTA. Returns 0 when no CTA is left
+// over or no request is long. `sums`: shared, 1 + kPlanBisectSteps.
 template <class LenOf>
-__device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, int64_t longest,
-                                   SplitPlanDevice const& p) {
-  __shared__ unsigned long long sums[1 + kPlanBisectSteps];  // [0]: long keys; [1 + k]: bisection step k's splits
+__device__ int64_t fit_chunk(LenOf const& len_of, int batch_size, int64_t longest, int64_t lo, int64_t wave,
+                             SplitPlanDevice const& p, unsigned long long* sums) {
+  __syncthreads();  // a previous call's readers of sums are done
   if (threadIdx.x <= kPlanBisectSteps) sums[threadIdx.x] = 0;
   __syncthreads();
-  int64_t const c1 = balanced_chunk(total, p);
   unsigned long long long_len = 0;
   for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
     int64_t const len = len_of(i);
-    if (balanced_long(len, c1)) long_len += static_cast<unsigned long long>(len);
+    if (balanced_long(len, lo)) long_len += static_cast<unsigned long long>(len);
   }
   block_add(&sums[0], long_len);
   __syncthreads();
-  int64_t const slots = p.ctas_per_wave - int64_t(batch_size) * p.ctas_per_request;
+  int64_t const slots = wave - int64_t(batch_size) * p.ctas_per_request;
   if (slots <= 0 || sums[0] == 0) return 0;
   int64_t hi = ceil_div(static_cast<int64_t>(sums[0]) * p.ctas_per_request, slots);
-  hi = hi < longest ? hi : longest;  // longest > c1: one is long
-  hi = hi > c1 ? hi : c1;
-  int64_t lo = c1;
+  hi = hi < longest ? hi : longest;  // longest > lo: one is long
+  hi = hi > lo ? hi : lo;
   for (int k = 0; k < kPlanBisectSteps && lo < hi; ++k) {  // the same steps in every thread
     int64_t const mid = lo + (hi - lo) / 2;
     unsigned long long ctas = 0;
@@ -207,19 +206,40 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
     }
     block_add(&sums[1 + k], ctas);
     __syncthreads();
-    if (static_cast<int64_t>(sums[1 + k]) * p.ctas_per_request <= p.ctas_per_wave) {
+    if (static_cast<int64_t>(sums[1 + k]) * p.ctas_per_request <= wave) {
       hi = mid;
     } else {
       lo = mid + 1;
     }
   }
+  return hi;
+}
+
+// Balanced plan, second pass, once per CTA (every thread calls it; barriers inside): the
+// one-wave fit (fit_chunk from the first-pass chunk c1). Returns 0 -- past the wave,
+// floor(len / the two-wave chunk) splits (plan_one) -- when no CTA is left over, no request is
+// long, or the fit would give a split more than 2 x c1 keys. For a one-wave plan (not
+// plan_waves' doubled one) whose two-wave chunk is at least kTwoWaveMinKeys, a poor fit
+// (kPoorFitNum) returns the chunk of the plan past the wave instead: fit_chunk for two waves.
+// len_of(i): clamped length (>= 0) of request i; total: their sum; longest: their max (both
+// already reduced by the caller).
+template <class LenOf>
+__device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, int64_t longest,
+                                   SplitPlanDevice const& p) {
+  __shared__ unsigned long long sums[1 + kPlanBisectSteps];  // [0]: long keys; [1 + k]: bisection step k's splits
+  int64_t const c1 = balanced_chunk(total, p);
+  int64_t const hi = fit_chunk(len_of, batch_size, longest, c1, p.ctas_per_wave, p, sums);
   // A fit whose splits are more than twice the first-pass chunk starves the long requests (few
   // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 4K among 31 x 256,
   // whose two-wave chunk is under kTwoWaveMinKeys, would get 2 splits of 2K keys): past the
   // wave instead (plan_one: the two-wave chunk).
-  if (hi > 2 * c1) return 0;
+  if (hi == 0 || hi > 2 * c1) return 0;
   int64_t const chunk_over = balanced_chunk(total, p, 2);
   if (p.doubled || chunk_over < kTwoWaveMinKeys) return hi;
+  // The plan past the wave: the smallest chunk whose splits fit two waves (at least the
+  // floor's count, floor(len / chunk_over), which fits too; where the floor rounds down, as at
+  // 22 x 32K, 2 splits of 16K on 44 of 33 CTAs per kv head, it takes 3 of 10.9K on 66).
+  int64_t const over = fit_chunk(len_of, batch_size, longest, chunk_over, 2 * int64_t(p.ctas_per_wave), p, sums);
   // The two plans' busiest CTAs and items (see kPoorFitNum), in one more pass.
   __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
   if (threadIdx.x < 4) stats[threadIdx.x] = 0;
@@ -228,7 +248,8 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
     int64_t len = len_of(i);
     len = len < 1 ? 1 : len;
-    int64_t const s1 = balanced_splits(len, hi, p), s2 = past_wave_splits(len, chunk_over, p);
+    int64_t const s1 = balanced_splits(len, hi, p);
+    int64_t const s2 = over > 0 ? balanced_splits(len, over, p) : past_wave_splits(len, chunk_over, p);
     n1 += static_cast<unsigned long long>(s1);
     n2 += static_cast<unsigned long long>(s2);
     unsigned long long const k1 = static_cast<unsigned long long>(ceil_div(len, s1));
@@ -247,7 +268,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   bool const underfilled = static_cast<int64_t>(stats[0]) * p.ctas_per_request * kUnderfillDen <
                            kUnderfillNum * int64_t(p.ctas_per_wave);
   bool const poor = busiest2 * kPoorFitDen < busiest1 * kPoorFitNum || (underfilled && busiest2 <= busiest1);
-  return poor ? 0 : hi;
+  return !poor ? hi : over;  // over 0: the floor's plan (plan_one)
 }
 
 // Balanced plan, ragged batches: a one-wave plan cannot give CTAs equal work when the lengths

@@ -140,14 +140,19 @@ TEST(PlanKvSplitsReference, BalancedPlanFillsOneWave) {
 TEST(PlanKvSplitsReference, BalancedPlanSendsPoorFitsPastTheWave) {
   // Not ragged, 32/8 heads (8 CTAs per request, 33 per kv head), 264 CTAs per wave. 12 x 32K:
   // first chunk ceil(393216 * 8 / 264) = 11916; the one-wave fit is 2 splits each (3 would be
-  // 288 CTAs): 192 CTAs, the busiest B1 = 16384 keys. Past the wave, with the two-wave chunk
-  // ceil(393216 * 8 / 528) = 5958: floor(32768 / 5958) = 5 splits, 60 items per kv head, so
+  // 288 CTAs): 192 CTAs, the busiest B1 = 16384 keys. Past the wave, the smallest chunk whose
+  // splits fit two waves (528 CTAs) gives 5 splits (6 would be 576), 60 items per kv head, so
   // B2 = 2 x 6554 = 13108 < 19/20 of B1: past the wave.
   auto uniform = [](int batch, int32_t len) { return std::vector<int32_t>(batch, len); };
   auto stepped = [](int batch, int32_t len, int32_t step) {
     std::vector<int32_t> lens(batch);
     for (int b = 0; b < batch; ++b) lens[b] = len - b * step;
     return lens;
+  };
+  auto counts = [](std::vector<std::pair<int, int32_t>> const& runs) {  // {n, count}: n requests with count
+    std::vector<int32_t> v;
+    for (auto [n, count] : runs) v.insert(v.end(), n, count);
+    return v;
   };
   SplitPlan const plan{32, 8, 64, 132, 0, 264};
   EXPECT_EQ(plan_kv_splits(uniform(12, 32768), plan), uniform(12, 5));
@@ -160,49 +165,48 @@ TEST(PlanKvSplitsReference, BalancedPlanSendsPoorFitsPastTheWave) {
   // 48 items: B2 = 2 x 8192) and 24 x 8K go past the wave too.
   EXPECT_EQ(plan_kv_splits(uniform(24, 16384), plan), uniform(24, 2));
   EXPECT_EQ(plan_kv_splits(uniform(24, 8192), plan), uniform(24, 2));
-  // B2 = B1 with fits of at least 5/6 stay: 14 x 32K (224 CTAs), 16 x 32K (256), 32 x 8K,
-  // 6 x 32K (240; floor(32768 / 2979) = 10 past, B2 = 2 x 3277 = B1 6554).
+  // The plan past the wave fills the two waves, where floor(len / two-wave chunk) rounds down.
+  // 22 x 32K: the fit is 1 split (176 CTAs); the floor of 32768 / ceil(720896 * 8 / 528) =
+  // 10923 is 2 (44 items on 33 CTAs per kv head: B2 = 2 x 16384 = B1); the two-wave fit is 3
+  // (66 items, B2 = 2 x 10923). 6 x 32K: the fit is 5 splits (240 CTAs, B1 6554); the floor
+  // gives 10 (B2 = 2 x 3277 = B1: it would stay), the two-wave fit 11 (B2 = 2 x 2979).
+  EXPECT_EQ(plan_kv_splits(uniform(22, 32768), plan), uniform(22, 3));
+  EXPECT_EQ(plan_kv_splits(uniform(6, 32768), plan), uniform(6, 11));
+  // B2 = B1 with fits of at least 5/6 stay: 14 x 32K (224 CTAs), 16 x 32K (256), 32 x 8K.
   EXPECT_EQ(plan_kv_splits(uniform(14, 32768), plan), uniform(14, 2));
   EXPECT_EQ(plan_kv_splits(uniform(16, 32768), plan), uniform(16, 2));
   EXPECT_EQ(plan_kv_splits(uniform(32, 8192), plan), uniform(32, 1));
-  EXPECT_EQ(plan_kv_splits(uniform(6, 32768), plan), uniform(6, 5));
   // A two-wave chunk under 512 keys stays: 20 x 1K (160 CTAs; ceil(20480 * 8 / 528) = 311).
   EXPECT_EQ(plan_kv_splits(uniform(20, 1024), plan), uniform(20, 1));
   // Uneven: 12 requests of 32750 - 250 b keys fill the wave (3 splits for the 9 longest, 2
-  // for the others: 264 CTAs), but B1 is about 15.2K keys; past the wave (chunk 5705) 5 each,
-  // B2 = 2 x 6550.
-  EXPECT_EQ(plan_kv_splits(stepped(12, 32750, 250), plan), uniform(12, 5));
-  // B2 above B1 stays: 24 requests of 16384 - 200 b keys (the 9 longest 2 splits, the others
-  // 1: B1 = 14584; past the wave 3 or 2 splits, 54 items, B2 = 2 x 7592).
-  std::vector<int32_t> fit24 = uniform(24, 1);
-  std::fill(fit24.begin(), fit24.begin() + 9, 2);
-  EXPECT_EQ(plan_kv_splits(stepped(24, 16384, 200), plan), fit24);
-  // B2 just above B1: 16 requests of 32768 - 100 b (the fit gives the longest 3 splits and
-  // the others 2: 264 CTAs, B1 = 16334; past the wave 4 each, B2 = 2 x 8192).
-  std::vector<int32_t> fit16 = uniform(16, 2);
-  fit16[0] = 3;
-  EXPECT_EQ(plan_kv_splits(stepped(16, 32768, 100), plan), fit16);
-  // The 19/20 threshold from both sides, with fills of 5/6 or more. 5 x 8K: the fit is 6
-  // splits (240 CTAs), B1 = 1366; past the wave (chunk 621) 13 splits, 65 items on 33 CTAs,
-  // B2 = 2 x 631 = 1262, 0.92 of B1: past the wave. 5 requests of 8192 - 100 b: the fit (7, 7,
-  // 7, 6, 6: 264 CTAs) has B1 = 1316; past the wave (chunk 606) 64 items, B2 = 2 x 650 = 1300,
-  // 0.99 of B1: the fit stays.
+  // for the others: 264 CTAs), but B1 is 15250 keys; past the wave 6 for the 6 longest and 5
+  // for the others (528 CTAs), B2 = 2 x 5459.
+  EXPECT_EQ(plan_kv_splits(stepped(12, 32750, 250), plan), counts({{6, 6}, {6, 5}}));
+  // 24 requests of 16384 - 200 b keys: the fit gives the 9 longest 2 splits and the others 1
+  // (B1 = 14584); past the wave 3 for the 18 longest, 2 for the others, B2 = 2 x 5462.
+  EXPECT_EQ(plan_kv_splits(stepped(24, 16384, 200), plan), counts({{18, 3}, {6, 2}}));
+  // B2 just under B1: 16 requests of 32768 - 100 b (the fit gives the longest 3 splits and
+  // the others 2: 264 CTAs, B1 = 16334; past the wave B2 = 2 x 8150).
+  EXPECT_EQ(plan_kv_splits(stepped(16, 32768, 100), plan), counts({{1, 3}, {15, 2}}));
+  // The 19/20 threshold from both sides (fits of 264 CTAs, 7, 7, 7, 6, 6 splits): 5 requests
+  // of 16384 - 200 b have B1 = 2631; past the wave (14, 13, 13, 13, 13) B2 = 2 x 1245, 0.946
+  // of it: past the wave. 16384 - 250 b: B2 = 2 x 1242, 0.953 of B1 2606: the fit stays.
+  EXPECT_EQ(plan_kv_splits(stepped(5, 16384, 200), plan), counts({{1, 14}, {4, 13}}));
+  EXPECT_EQ(plan_kv_splits(stepped(5, 16384, 250), plan), counts({{3, 7}, {2, 6}}));
+  // 5 x 8K: the fit is 6 splits (240 CTAs), B1 = 1366; past the wave 13 splits (65 items on
+  // 33 CTAs), B2 = 2 x 631, 0.92 of B1.
   EXPECT_EQ(plan_kv_splits(uniform(5, 8192), plan), uniform(5, 13));
-  EXPECT_EQ(plan_kv_splits(stepped(5, 8192, 100), plan), (std::vector<int32_t>{7, 7, 7, 6, 6}));
   // The 5/6 threshold from both sides, with B2 = B1: 27 x 8K (1 split, 216 CTAs, 81.8%) goes
   // past the wave (2 each), 28 x 8K (224 CTAs, 84.8%) keeps 1.
   EXPECT_EQ(plan_kv_splits(uniform(27, 8192), plan), uniform(27, 2));
   EXPECT_EQ(plan_kv_splits(uniform(28, 8192), plan), uniform(28, 1));
-  // Underfilled but B2 > B1 stays: one request of 3000 keys with a 512-key floor rounds up to
-  // 6 splits of 500 (48 CTAs); past the wave (chunk 512) 5 of 600.
-  EXPECT_EQ(plan_kv_splits({3000}, {32, 8, 64, 132, 512, 264}), (std::vector<int32_t>{6}));
+  // Underfilled but B2 > B1 stays: 9 requests of 2000 keys with a 512-key floor take 3 splits
+  // of 667 (216 CTAs, 81.8%); past the wave (chunk 512) 4 of 500, 36 items on 33 CTAs per kv
+  // head: B2 = 2 x 500.
+  EXPECT_EQ(plan_kv_splits(uniform(9, 2000), {32, 8, 64, 132, 512, 264}), uniform(9, 3));
   // A ragged batch that plan_waves doubles is planned for two waves, not tested for a poor
   // fit: 1 x 32K among 10 x 4K takes 26 and 4 (past its doubled wave it would be 58 and 7).
-  std::vector<int32_t> ragged(11, 4096);
-  ragged[0] = 32768;
-  std::vector<int32_t> ragged_want(11, 4);
-  ragged_want[0] = 26;
-  EXPECT_EQ(plan_kv_splits(ragged, plan), ragged_want);
+  EXPECT_EQ(plan_kv_splits(counts({{1, 32768}, {10, 4096}}), plan), counts({{1, 26}, {10, 4}}));
   // max_splits caps the count past the wave as before.
   EXPECT_EQ(plan_kv_splits(uniform(12, 32768), {32, 8, 4, 132, 0, 264}), uniform(12, 4));
 }

@@ -98,14 +98,15 @@ TEST_F(DecodeMetadata, BalancedSplitPlanMatchesReference) {
   check_shape({.page_size = 16, .batch = 40, .max_context = 30000, .plan = true, .ctas_per_wave = 264, .seed = 6});
   check_shape({.page_size = 1, .batch = 300, .max_context = 3000, .plan = true, .ctas_per_wave = 264, .seed = 7});
   // Batches that are not ragged, whose one-wave fit is poor (12 x 32K: 192 CTAs; 12 of 30000
-  // + 250 b keys: an uneven fit) and go past the wave, or stay (24 of 16384 - 200 b), and a
-  // ragged one that plan_waves doubles, which the poor-fit test leaves alone (1 x 32K among
-  // 10 x 4K): PlanKvSplits.BalancedPlanSendsPoorFitsPastTheWave has the counts.
-  std::vector<int64_t> near(12), stays(24), ragged(11, 4096);
+  // + 250 b keys: an uneven fit; 22 x 32K, where the two-wave fit has more splits than the
+  // floor) and go past the wave, or stay (5 of 16384 - 250 b), and a ragged one that
+  // plan_waves doubles, which the poor-fit test leaves alone (1 x 32K among 10 x 4K):
+  // PlanKvSplits.BalancedPlanSendsPoorFitsPastTheWave has the counts.
+  std::vector<int64_t> near(12), stays(5), ragged(11, 4096);
   for (int b = 0; b < 12; ++b) near[b] = 30000 + 250 * b;
-  for (int b = 0; b < 24; ++b) stays[b] = 16384 - 200 * b;
+  for (int b = 0; b < 5; ++b) stays[b] = 16384 - 250 * b;
   ragged[0] = 32768;
-  for (auto const& lens : {std::vector<int64_t>(12, 32768), near, stays, ragged}) {
+  for (auto const& lens : {std::vector<int64_t>(12, 32768), near, std::vector<int64_t>(22, 32768), stays, ragged}) {
     check_shape({.page_size = 64, .batch = static_cast<int>(lens.size()), .max_context = 32768, .plan = true,
                  .ctas_per_wave = 264, .seed = 8, .lens = lens});
   }

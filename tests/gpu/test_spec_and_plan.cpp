@@ -246,22 +246,26 @@ TEST_F(PlanKvSplits, BalancedPlanDoesNotStarveLongRequests) {
 
 // The balanced plan sends poor one-wave fits of batches that are not ragged past the wave
 // (metadata_common.cuh, kPoorFitNum; CPU test PlanKvSplitsReference.BalancedPlanSendsPoor-
-// FitsPastTheWave has the arithmetic): 12 x 32K (2 splits, 192 of 264 CTAs -> 5), 17 x 32K,
-// 9 x 32K, 20 x 2K, 24 x 16K and 27 x 8K (the busiest CTA the same either way, but a fit
-// under 5/6 of the wave), 5 x 8K (past the wave the busiest CTA has 0.92 of the fit's keys),
-// 12 requests of 30000 + 250 b keys (264 CTAs, but uneven). Fits that stay: 16 x 32K, 14 x
-// 32K, 28 x 8K, 20 x 1K (two-wave chunk 311 keys), 24 requests of 16384 - 200 b and 5 of
-// 8192 - 100 b (past the wave the busiest CTA has 1.04 and 0.99 of the fit's keys), 3000 keys
-// with a 512-key floor. want -1: checked against the reference only. Then a ragged batch that
-// plan_waves doubles, which the poor-fit test must leave alone (26 and 4, not 58 and 7).
+// FitsPastTheWave has the arithmetic), with the smallest chunk whose splits fit two waves:
+// 12 x 32K (2 splits, 192 of 264 CTAs -> 5), 17 x 32K, 9 x 32K, 20 x 2K, 24 x 16K and 27 x 8K
+// (the busiest CTA the same either way, but a fit under 5/6 of the wave), 22 x 32K (3, where
+// floor(len / two-wave chunk) would give 2), 6 x 32K (11; the floor's 10 would stay), 5 x 16K
+// and 5 x 8K (past the wave the busiest CTA has 0.92 of the fit's keys), 12 requests of
+// 30000 + 250 b keys and 24 of 16384 - 200 b (264 CTAs, but uneven), 5 of 16384 - 200 b
+// (0.946). Fits that stay: 16 x 32K, 14 x 32K, 28 x 8K, 20 x 1K (two-wave chunk 311 keys), 5
+// of 16384 - 250 b (0.953), 9 x 2000 keys with a 512-key floor (past the wave the busiest
+// CTA has more keys). want -1:
+// checked against the reference only. Then a ragged batch that plan_waves doubles, which the
+// poor-fit test must leave alone (26 and 4, not 58 and 7).
 TEST_F(PlanKvSplits, BalancedPlanSendsPoorFitsPastTheWave) {
   struct Case {
     int batch, len, step, want, min_keys = 0;
   };
   for (Case c : {Case{12, 32768, 0, 5}, Case{17, 32768, 0, 3}, Case{9, 32768, 0, 7}, Case{20, 2048, 0, 3},
-                 Case{24, 16384, 0, 2}, Case{27, 8192, 0, 2}, Case{5, 8192, 0, 13}, Case{12, 30000, -250, 5},
+                 Case{24, 16384, 0, 2}, Case{27, 8192, 0, 2}, Case{22, 32768, 0, 3}, Case{6, 32768, 0, 11},
+                 Case{5, 16384, 0, 13}, Case{12, 30000, -250, -1}, Case{24, 16384, 200, -1}, Case{5, 16384, 200, -1},
                  Case{16, 32768, 0, 2}, Case{14, 32768, 0, 2}, Case{28, 8192, 0, 1}, Case{20, 1024, 0, 1},
-                 Case{24, 16384, 200, -1}, Case{5, 8192, 100, -1}, Case{1, 3000, 0, 6, 512}}) {
+                 Case{5, 8192, 0, 13}, Case{5, 8192, 100, -1}, Case{5, 16384, 250, -1}, Case{9, 2000, 0, 3, 512}}) {
     SCOPED_TRACE(std::to_string(c.batch) + " x " + std::to_string(c.len) + " step " + std::to_string(c.step) +
                  " floor " + std::to_string(c.min_keys));
     std::vector<int32_t> lens(c.batch);

@@ -96,37 +96,44 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
       }
       return std::clamp<int64_t>(n, 1, plan.max_splits);
     };
-    int64_t long_len = 0;
-    for (int32_t l : lens) {
-      if (std::max<int32_t>(l, 1) > chunk) long_len += l;
-    }
-    int64_t const slots = wave - static_cast<int64_t>(lens.size()) * per_request;
-    int64_t chunk2 = 0;
-    if (slots > 0 && long_len > 0) {
-      int64_t hi = std::max(chunk, std::min(cdiv(long_len * per_request, slots), max_len));
-      int64_t lo = chunk;
+    // About the smallest chunk whose splits fit w CTAs (metadata_common.cuh, fit_chunk):
+    // the keys of the requests longer than lo share the CTAs left after one per request;
+    // 8 bisection steps between lo and that bound. 0: no CTA left, or no request longer than lo.
+    auto fit_chunk = [&](int64_t lo, int64_t w) -> int64_t {
+      int64_t long_len = 0;
+      for (int32_t l : lens) {
+        if (std::max<int32_t>(l, 1) > lo) long_len += l;
+      }
+      int64_t const slots = w - static_cast<int64_t>(lens.size()) * per_request;
+      if (slots <= 0 || long_len == 0) return 0;
+      int64_t hi = std::max(lo, std::min(cdiv(long_len * per_request, slots), max_len));
       for (int k = 0; k < 8 && lo < hi; ++k) {
         int64_t const mid = lo + (hi - lo) / 2;
         int64_t ctas = 0;
         for (int32_t l : lens) ctas += splits_of(std::max<int32_t>(l, 1), mid);
-        if (ctas * per_request <= wave) {
+        if (ctas * per_request <= w) {
           hi = mid;
         } else {
           lo = mid + 1;
         }
       }
-      chunk2 = hi > 2 * chunk ? 0 : hi;  // a starving fit: about one chunk per split instead
-    }
+      return hi;
+    };
+    int64_t chunk2 = fit_chunk(chunk, wave);
+    if (chunk2 > 2 * chunk) chunk2 = 0;  // a starving fit: about one chunk per split instead
     // A poor one-wave fit (not doubled; a two-wave chunk of at least 512 keys): past the wave
-    // instead (metadata_common.cuh, kPoorFitNum). B1: the fit's longest split; B2: the items
-    // past the wave per kv head over its CTAs, rounded up, times the longest item. Poor: B2 <
-    // 19/20 of B1, or fewer than 5/6 of the wave's CTAs in the fit and B2 <= B1.
+    // instead (metadata_common.cuh, kPoorFitNum), with the smallest chunk whose splits fit two
+    // waves (the floor's count if none). B1: the fit's longest split; B2: the items past the
+    // wave per kv head over its CTAs, rounded up, times the longest item. Poor: B2 < 19/20 of
+    // B1, or fewer than 5/6 of the wave's CTAs in the fit and B2 <= B1.
     auto past_splits = [&](int64_t len) { return std::clamp<int64_t>(len / chunk_over, 1, plan.max_splits); };
     if (chunk2 > 0 && !doubled && chunk_over >= 512) {
+      int64_t const over = fit_chunk(chunk_over, 2 * wave);
+      auto over_splits = [&](int64_t len) { return over > 0 ? splits_of(len, over) : past_splits(len); };
       int64_t fit = 0, busiest1 = 0, items = 0, longest_item = 0;
       for (int32_t l : lens) {
         int64_t const len = std::max<int32_t>(l, 1);
-        int64_t const s1 = splits_of(len, chunk2), s2 = past_splits(len);
+        int64_t const s1 = splits_of(len, chunk2), s2 = over_splits(len);
         fit += s1;
         busiest1 = std::max(busiest1, cdiv(len, s1));
         items += s2;
@@ -134,7 +141,7 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
       }
       int64_t const busiest2 = cdiv(items, wave / per_request) * longest_item;
       bool const underfilled = fit * per_request * 6 < 5 * wave;
-      if (busiest2 * 20 < busiest1 * 19 || (underfilled && busiest2 <= busiest1)) chunk2 = 0;
+      if (busiest2 * 20 < busiest1 * 19 || (underfilled && busiest2 <= busiest1)) chunk2 = over;
     }
     for (size_t b = 0; b < lens.size(); ++b) {
       int64_t const len = std::max<int32_t>(lens[b], 1);
