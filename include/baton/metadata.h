@@ -73,14 +73,19 @@ struct SplitPlanParams {
   // 64..16K 92.6-98.3 -> 88.4-91.2 in graphs. Uniform batches keep one wave (two lost at 32 x
   // 8K and 8 x 1K; 16 x 32K was not conclusive). Doubling is skipped past ctas_per_wave 2^29.
   // Poor fits: a batch that is not ragged, with a two-wave chunk of at least 512 keys, goes
-  // past the wave (floor(len_b / chunk_over)) when its one-wave fit is poor: the busiest
-  // producer CTA past the wave, bounded by ceil(items per kv head / CTAs per kv head) x the
-  // longest item, has less than 19/20 of the fit's longest split, or the fit uses fewer than
-  // 5/6 of ctas_per_wave and the bound is no more than its longest split. Whole splits per
-  // request leave such fits short of the wave (12 x 32K: 2 splits, 192 of 264 CTAs) or uneven
-  // (12 requests of 32750 - 250 b keys: splits of 10.9K and 15.2K keys); past the wave: 12 x
-  // 32K 410 -> 369 us, 17 x 32K 581-591 -> 526, the 12 uneven requests 366 -> 353 in graphs
-  // (bf16, 32 / 8 heads, head_dim 128; docs/benchmarking.md, forty-fourth session).
+  // past the wave when its one-wave fit is poor, with the two-wave fit (the bisection above
+  // with 2 x ctas_per_wave, from chunk_over: about the smallest chunk whose splits fit two
+  // waves). Poor: the busiest producer CTA past the wave, bounded by ceil(items per kv head /
+  // CTAs per kv head) x the longest item, has less than 19/20 of the fit's longest split, or
+  // the fit uses fewer than 5/6 of ctas_per_wave and the bound is no more than its longest
+  // split. Whole splits per request leave such fits short of the wave (12 x 32K: 2 splits, 192
+  // of 264 CTAs) or uneven (12 requests of 32750 - 250 b keys: splits of 10.9K and 15.2K
+  // keys); past the wave: 12 x 32K 410 -> 369 us, 17 x 32K 581-591 -> 526, the 12 uneven
+  // requests 366 -> 353 in graphs (floor(len_b / chunk_over) splits past the wave), and with
+  // the two-wave fit instead, on another machine, the 12 uneven requests 344 -> 339 and 22 x
+  // 32K 705 -> 644 (the floor gave it 2 splits: a third of the CTAs streamed two 16K items)
+  // (bf16, 32 / 8 heads, head_dim 128; docs/benchmarking.md, forty-fourth and forty-fifth
+  // sessions).
   int ctas_per_wave = 0;
   // Query tokens per request (1..8), as DecodeAttentionArgs::q_len: the balanced plan counts
   // the producer's CTAs per request with it, so that speculative decoding with group * q_len
