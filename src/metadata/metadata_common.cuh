@@ -236,9 +236,11 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   if (hi == 0 || hi > 2 * c1) return 0;
   int64_t const chunk_over = balanced_chunk(total, p, 2);
   if (p.doubled || chunk_over < kTwoWaveMinKeys) return hi;
-  // The plan past the wave: the smallest chunk whose splits fit two waves (at least the
-  // floor's count, floor(len / chunk_over), which fits too; where the floor rounds down, as at
-  // 22 x 32K, 2 splits of 16K on 44 of 33 CTAs per kv head, it takes 3 of 10.9K on 66).
+  // The plan past the wave: about the smallest chunk whose splits fit two waves. Where
+  // floor(len / chunk_over) rounds down it takes more splits (22 x 32K: 3 of 10.9K keys, 66
+  // items on the 33 CTAs of a kv head, where the floor gave 2 of 16K, 44 items). over > 0:
+  // some request is longer than c1 >= chunk_over (hi > 0), and two waves leave more CTAs over
+  // than one.
   int64_t const over = fit_chunk(len_of, batch_size, longest, chunk_over, 2 * int64_t(p.ctas_per_wave), p, sums);
   // The two plans' busiest CTAs and items (see kPoorFitNum), in one more pass.
   __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
@@ -249,7 +251,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
     int64_t len = len_of(i);
     len = len < 1 ? 1 : len;
     int64_t const s1 = balanced_splits(len, hi, p);
-    int64_t const s2 = over > 0 ? balanced_splits(len, over, p) : past_wave_splits(len, chunk_over, p);
+    int64_t const s2 = balanced_splits(len, over, p);
     n1 += static_cast<unsigned long long>(s1);
     n2 += static_cast<unsigned long long>(s2);
     unsigned long long const k1 = static_cast<unsigned long long>(ceil_div(len, s1));
@@ -268,7 +270,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   bool const underfilled = static_cast<int64_t>(stats[0]) * p.ctas_per_request * kUnderfillDen <
                            kUnderfillNum * int64_t(p.ctas_per_wave);
   bool const poor = busiest2 * kPoorFitDen < busiest1 * kPoorFitNum || (underfilled && busiest2 <= busiest1);
-  return !poor ? hi : over;  // over 0: the floor's plan (plan_one)
+  return poor ? over : hi;
 }
 
 // Balanced plan, ragged batches: a one-wave plan cannot give CTAs equal work when the lengths

@@ -180,13 +180,14 @@ TEST(PlanKvSplitsReference, BalancedPlanSendsPoorFitsPastTheWave) {
   EXPECT_EQ(plan_kv_splits(uniform(20, 1024), plan), uniform(20, 1));
   // Uneven: 12 requests of 32750 - 250 b keys fill the wave (3 splits for the 9 longest, 2
   // for the others: 264 CTAs), but B1 is 15250 keys; past the wave 6 for the 6 longest and 5
-  // for the others (528 CTAs), B2 = 2 x 5459.
+  // for the others (528 CTAs), B2 = 2 x 6250 (31250 keys in 5).
   EXPECT_EQ(plan_kv_splits(stepped(12, 32750, 250), plan), counts({{6, 6}, {6, 5}}));
   // 24 requests of 16384 - 200 b keys: the fit gives the 9 longest 2 splits and the others 1
-  // (B1 = 14584); past the wave 3 for the 18 longest, 2 for the others, B2 = 2 x 5462.
+  // (B1 = 14584); past the wave 3 for the 18 longest, 2 for the others, B2 = 2 x 6392 (12784
+  // keys in 2).
   EXPECT_EQ(plan_kv_splits(stepped(24, 16384, 200), plan), counts({{18, 3}, {6, 2}}));
   // B2 just under B1: 16 requests of 32768 - 100 b (the fit gives the longest 3 splits and
-  // the others 2: 264 CTAs, B1 = 16334; past the wave B2 = 2 x 8150).
+  // the others 2: 264 CTAs, B1 = 16334; past the wave B2 = 2 x 8142).
   EXPECT_EQ(plan_kv_splits(stepped(16, 32768, 100), plan), counts({{1, 3}, {15, 2}}));
   // The 19/20 threshold from both sides (fits of 264 CTAs, 7, 7, 7, 6, 6 splits): 5 requests
   // of 16384 - 200 b have B1 = 2631; past the wave (14, 13, 13, 13, 13) B2 = 2 x 1245, 0.946

@@ -122,18 +122,18 @@ std::vector<int32_t> plan_kv_splits(std::vector<int32_t> const& lens, SplitPlan 
     int64_t chunk2 = fit_chunk(chunk, wave);
     if (chunk2 > 2 * chunk) chunk2 = 0;  // a starving fit: about one chunk per split instead
     // A poor one-wave fit (not doubled; a two-wave chunk of at least 512 keys): past the wave
-    // instead (metadata_common.cuh, kPoorFitNum), with the smallest chunk whose splits fit two
-    // waves (the floor's count if none). B1: the fit's longest split; B2: the items past the
+    // instead (metadata_common.cuh, kPoorFitNum), with about the smallest chunk whose splits fit
+    // two waves (> 0: some request is longer than chunk >= chunk_over, and two waves leave more
+    // CTAs over than one). B1: the fit's longest split; B2: the items past the
     // wave per kv head over its CTAs, rounded up, times the longest item. Poor: B2 < 19/20 of
     // B1, or fewer than 5/6 of the wave's CTAs in the fit and B2 <= B1.
     auto past_splits = [&](int64_t len) { return std::clamp<int64_t>(len / chunk_over, 1, plan.max_splits); };
     if (chunk2 > 0 && !doubled && chunk_over >= 512) {
       int64_t const over = fit_chunk(chunk_over, 2 * wave);
-      auto over_splits = [&](int64_t len) { return over > 0 ? splits_of(len, over) : past_splits(len); };
       int64_t fit = 0, busiest1 = 0, items = 0, longest_item = 0;
       for (int32_t l : lens) {
         int64_t const len = std::max<int32_t>(l, 1);
-        int64_t const s1 = splits_of(len, chunk2), s2 = over_splits(len);
+        int64_t const s1 = splits_of(len, chunk2), s2 = splits_of(len, over);
         fit += s1;
         busiest1 = std::max(busiest1, cdiv(len, s1));
         items += s2;
