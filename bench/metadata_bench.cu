@@ -11,6 +11,10 @@
 // Buffers rotate across up to 8 sets so that the working set of a graph is >= 3x the L2 where
 // 8 sets suffice (a call moving >= 3/8 of the L2, ~22 MB on an H200); a smaller call's sets
 // stay partly or wholly L2-resident, as a decode step's small metadata mostly is.
+//
+// Plan columns: "+ plan" is build_decode_metadata with baton's balanced split plan
+// (num_kv_splits) at the attention bench's settings, "plan alone" plan_kv_splits over the same
+// lengths; both in graphs, PDL on. They time the planner's cost per decode step.
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -19,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/attention.h"
 #include "baton/metadata.h"
 #include "harness.h"
 #include "bench_options.h"
@@ -61,6 +66,7 @@ struct Set {  // one rotation set: inputs and outputs of one call
   int64_t *seq_lens, *pool;
   int32_t *req_to_token, *cache_seqlens, *cu_seqlens, *page_table;
   int32_t *tmp_gather, *tmp_shift;  // baseline intermediates
+  int32_t* num_kv_splits;           // the split plan's output (plan columns)
 };
 
 struct Shape {
@@ -92,8 +98,16 @@ int run_metadata_bench(BenchOptions const& opt) {
   std::printf("floor: empty kernel in-graph per call %s us with PDL, %s us without\n", fmt(floor_on.median_us).c_str(),
               fmt(floor_off.median_us).c_str());
 
-  Table table({"batch", "ctx", "page", "fused graph us", "PDL off", "prologue reads", "cold us", "eager us", "eager PDL off",
-               "baseline graph us", "speedup", "GB/s", "target us"});
+  // The plan columns: baton's balanced split plan at the attention bench's settings (32/8
+  // heads, head_dim 128, max_splits 32, a 128-key floor, one wave of the producer's CTAs),
+  // inside build_decode_metadata ("+ plan") and as plan_kv_splits alone over written lengths.
+  int wave = 0;
+  if (Status const st = decode_attention_ctas_per_wave(128, &wave); !st.is_ok()) {
+    std::fprintf(stderr, "decode_attention_ctas_per_wave: %s\n", st.to_string().c_str());
+  }
+  SplitPlanParams const plan_params{32, 8, 32, 0, 128, wave, 1, 128};
+  Table table({"batch", "ctx", "page", "fused graph us", "PDL off", "prologue reads", "+ plan", "plan alone", "cold us",
+               "eager us", "eager PDL off", "baseline graph us", "speedup", "GB/s", "target us"});
   std::mt19937_64 rng(1);
   for (Shape const& s : shapes) {
     int64_t const max_pages = s.context / s.page;
@@ -121,16 +135,19 @@ int run_metadata_bench(BenchOptions const& opt) {
       set.page_table = device_alloc<int32_t>(entries);
       set.tmp_gather = device_alloc<int32_t>(entries);
       set.tmp_shift = device_alloc<int32_t>(entries);
+      set.num_kv_splits = device_alloc<int32_t>(s.batch);
       cudaMemcpy(set.seq_lens, lens.data(), s.batch * 8, cudaMemcpyHostToDevice);
       cudaMemcpy(set.pool, pool.data(), s.batch * 8, cudaMemcpyHostToDevice);
       cudaMemcpy(set.req_to_token, rt.data(), rt.size() * 4, cudaMemcpyHostToDevice);
+      std::vector<int32_t> const lens32(s.batch, static_cast<int32_t>(s.context));  // plan alone reads these
+      cudaMemcpy(set.cache_seqlens, lens32.data(), s.batch * 4, cudaMemcpyHostToDevice);
     }
     size_t scan_bytes = 0;
     cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, sets[0].cache_seqlens, sets[0].cu_seqlens + 1, s.batch);
     void* scan_tmp = device_alloc<char>(scan_bytes);
 
-    auto fused = [&](PdlMode pdl, bool early_reads = false) {
-      return [&, pdl, early_reads](cudaStream_t stream, int i) {
+    auto fused = [&](PdlMode pdl, bool early_reads = false, bool plan = false) {
+      return [&, pdl, early_reads, plan](cudaStream_t stream, int i) {
         Set const& set = sets[i % num_sets];
         DecodeMetadataArgs a;
         a.seq_lens = TensorView::contiguous(set.seq_lens, DType::kInt64, {s.batch});
@@ -141,10 +158,24 @@ int run_metadata_bench(BenchOptions const& opt) {
         a.cu_seqlens_k = TensorView::contiguous(set.cu_seqlens, DType::kInt32, {s.batch + 1});
         a.page_table = TensorView::contiguous(set.page_table, DType::kInt32, {s.batch, max_pages});
         a.inputs_written_before_chain = early_reads;
+        if (plan) {
+          a.num_kv_splits = TensorView::contiguous(set.num_kv_splits, DType::kInt32, {s.batch});
+          a.split_plan = plan_params;
+        }
         Status st = build_decode_metadata(a, {stream, pdl});
         if (!st.is_ok()) std::fprintf(stderr, "build_decode_metadata: %s\n", st.to_string().c_str());
         return st.is_ok();
       };
+    };
+    auto plan_alone = [&](cudaStream_t stream, int i) {
+      Set const& set = sets[i % num_sets];
+      PlanKvSplitsArgs a;
+      a.cache_seqlens = TensorView::contiguous(set.cache_seqlens, DType::kInt32, {s.batch});
+      a.num_kv_splits = TensorView::contiguous(set.num_kv_splits, DType::kInt32, {s.batch});
+      a.params = plan_params;
+      Status st = plan_kv_splits(a, {stream, PdlMode::kOn});
+      if (!st.is_ok()) std::fprintf(stderr, "plan_kv_splits: %s\n", st.to_string().c_str());
+      return st.is_ok();
     };
     auto baseline = [&](cudaStream_t stream, int i) {
       Set const& set = sets[i % num_sets];
@@ -162,9 +193,11 @@ int run_metadata_bench(BenchOptions const& opt) {
     };
 
     // Replayed in turn (Timer), so that a drift during the case reaches the three alike.
-    std::vector<Timing> const g =
-        timer.in_graph_per_call({fused(PdlMode::kOn), fused(PdlMode::kOff), fused(PdlMode::kOn, true)}, calls);
-    Timing const &g_on = g[0], &g_off = g[1], &g_early = g[2];
+    std::vector<Timing> const g = timer.in_graph_per_call(
+        {fused(PdlMode::kOn), fused(PdlMode::kOff), fused(PdlMode::kOn, true), fused(PdlMode::kOn, false, true),
+         plan_alone},
+        calls);
+    Timing const &g_on = g[0], &g_off = g[1], &g_early = g[2], &g_plan = g[3], &g_plan_alone = g[4];
     Timing cold = timer.cold_single_call(fused(PdlMode::kAuto));
     Timing e_on = timer.eager(fused(PdlMode::kOn));
     Timing e_off = timer.eager(fused(PdlMode::kOff));
@@ -176,7 +209,8 @@ int run_metadata_bench(BenchOptions const& opt) {
     if (s.batch == 256 && s.context == 16384 && s.page == 1) target = "<= 10";
     double const speedup = g_on.ok && base.ok ? base.median_us / g_on.median_us : 0;
     table.add({std::to_string(s.batch), std::to_string(s.context), std::to_string(s.page), fmt(g_on.median_us),
-               fmt(g_off.median_us), fmt(g_early.median_us), fmt(cold.median_us), fmt(e_on.median_us), fmt(e_off.median_us),
+               fmt(g_off.median_us), fmt(g_early.median_us), fmt(g_plan.median_us), fmt(g_plan_alone.median_us),
+               fmt(cold.median_us), fmt(e_on.median_us), fmt(e_off.median_us),
                fmt(base.median_us), fmt(speedup, 1) + "x", fmt(bytes_moved / (g_on.median_us * 1e3), 0), target});
     if (json) {
       auto line = [&](char const* variant, char const* method, char const* pdl, Timing const& t) {
@@ -192,6 +226,8 @@ int run_metadata_bench(BenchOptions const& opt) {
       line("fused", "graph", "on", g_on);
       line("fused", "graph", "off", g_off);
       line("fused_prologue_reads", "graph", "on", g_early);
+      line("fused_balanced_plan", "graph", "on", g_plan);
+      line("plan_kv_splits", "graph", "on", g_plan_alone);
       line("fused", "cold", "auto", cold);
       line("fused", "eager", "on", e_on);
       line("fused", "eager", "off", e_off);
@@ -199,7 +235,8 @@ int run_metadata_bench(BenchOptions const& opt) {
     }
     for (Set& set : sets) {
       for (void* p : {(void*)set.seq_lens, (void*)set.pool, (void*)set.req_to_token, (void*)set.cache_seqlens,
-                      (void*)set.cu_seqlens, (void*)set.page_table, (void*)set.tmp_gather, (void*)set.tmp_shift}) {
+                      (void*)set.cu_seqlens, (void*)set.page_table, (void*)set.tmp_gather, (void*)set.tmp_shift,
+                      (void*)set.num_kv_splits}) {
         cudaFree(p);
       }
     }
@@ -207,9 +244,11 @@ int run_metadata_bench(BenchOptions const& opt) {
     cudaFree(scan_tmp);
   }
   std::printf("\nin-graph per call (median of 30 replays of %d calls), PDL on unless noted; prologue reads =\n"
-              "inputs_written_before_chain (loads before the PDL wait); cold = single-call replay after a 256 MB\n"
-              "overwrite (median of 200); eager = C++ launches; baseline = 7-node graph (add, scan x2, memset,\n"
-              "gather, shift, copy); speedup = baseline / fused graph.\n\n",
+              "inputs_written_before_chain (loads before the PDL wait); + plan = with baton's balanced split plan\n"
+              "(num_kv_splits; 32/8 heads, head_dim 128, max_splits 32, 128-key floor, one wave); plan alone =\n"
+              "plan_kv_splits over the same lengths; cold = single-call replay after a 256 MB overwrite (median\n"
+              "of 200); eager = C++ launches; baseline = 7-node graph (add, scan x2, memset, gather, shift,\n"
+              "copy); speedup = baseline / fused graph.\n\n",
               48);
   return finish_report(table, json);
 }

@@ -129,6 +129,34 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
   if (threadIdx.x % 32 == 0) atomicAdd(sum, value);
 }
 
+// Folds every thread's value into *max_s (shared memory, zeroed before): warp shuffles, then
+// one atomic per warp.
+__device__ __forceinline__ void block_max(unsigned long long* max_s, unsigned long long value) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    unsigned long long const other = __shfl_down_sync(0xffffffffu, value, o);
+    value = other > value ? other : value;
+  }
+  if (threadIdx.x % 32 == 0) atomicMax(max_s, value);
+}
+
+// Folds every thread's max and min into *max_s and *min_s (shared memory, set before): warp
+// shuffles first, then one pair of atomics per warp. 64-bit shared atomics from every thread
+// contend; with the total's atomicAdd that way too, plan_kv_splits took 12.4 us at batch 256
+// and 5.4 at batch 64 (docs/benchmarking.md, forty-fifth session).
+__device__ __forceinline__ void block_max_min(long long* max_s, long long* min_s, long long max_v, long long min_v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    long long const hi = __shfl_down_sync(0xffffffffu, max_v, o), lo = __shfl_down_sync(0xffffffffu, min_v, o);
+    max_v = hi > max_v ? hi : max_v;
+    min_v = lo < min_v ? lo : min_v;
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicMax(max_s, max_v);
+    atomicMin(min_s, min_v);
+  }
+}
+
 // Balanced plan, past the wave: request of len keys (>= 1) with the two-wave chunk gets
 // floor(len / chunk) splits, at least 1, at most max_splits (plan_one, balanced_chunk2).
 __device__ __forceinline__ int64_t past_wave_splits(int64_t len, int64_t chunk_over, SplitPlanDevice const& p) {
@@ -236,39 +264,51 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   if (hi == 0 || hi > 2 * c1) return 0;
   int64_t const chunk_over = balanced_chunk(total, p, 2);
   if (p.doubled || chunk_over < kTwoWaveMinKeys) return hi;
+  // The fit's CTAs and busiest CTA B1 (see kPoorFitNum), in one pass.
+  __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
+  if (threadIdx.x < 4) stats[threadIdx.x] = 0;
+  __syncthreads();
+  unsigned long long n1 = 0, b1 = 0;
+  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
+    int64_t len = len_of(i);
+    len = len < 1 ? 1 : len;
+    int64_t const s1 = balanced_splits(len, hi, p);
+    n1 += static_cast<unsigned long long>(s1);
+    unsigned long long const k1 = static_cast<unsigned long long>(ceil_div(len, s1));
+    b1 = k1 > b1 ? k1 : b1;
+  }
+  block_add(&stats[0], n1);
+  block_max(&stats[1], b1);
+  __syncthreads();
+  int64_t const ctas_per_head = p.ctas_per_wave / p.ctas_per_request;  // >= 1: slots > 0
+  int64_t const busiest1 = static_cast<int64_t>(stats[1]);
+  bool const underfilled = static_cast<int64_t>(stats[0]) * p.ctas_per_request * kUnderfillDen <
+                           kUnderfillNum * int64_t(p.ctas_per_wave);
+  // No plan past the wave has a busiest CTA below the equal share, ceil(total / CTAs per kv
+  // head) (its items cover every key): where that is at least 19/20 of B1 and the fit fills
+  // the wave, the fit stays without the two-wave bisection (~4 us of the planner at 8 x 16K;
+  // 32 x 8K and 16 x 32K skip it too).
+  if (!underfilled && ceil_div(total, ctas_per_head) * kPoorFitDen >= busiest1 * kPoorFitNum) return hi;
   // The plan past the wave: about the smallest chunk whose splits fit two waves. Where
   // floor(len / chunk_over) rounds down it takes more splits (22 x 32K: 3 of 10.9K keys, 66
   // items on the 33 CTAs of a kv head, where the floor gave 2 of 16K, 44 items). over > 0:
   // some request is longer than c1 >= chunk_over (hi > 0), and two waves leave more CTAs over
   // than one.
   int64_t const over = fit_chunk(len_of, batch_size, longest, chunk_over, 2 * int64_t(p.ctas_per_wave), p, sums);
-  // The two plans' busiest CTAs and items (see kPoorFitNum), in one more pass.
-  __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
-  if (threadIdx.x < 4) stats[threadIdx.x] = 0;
-  __syncthreads();
-  unsigned long long n1 = 0, n2 = 0, b1 = 0, m2 = 0;
+  // Its items and longest item, in one more pass: B2.
+  unsigned long long n2 = 0, m2 = 0;
   for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
     int64_t len = len_of(i);
     len = len < 1 ? 1 : len;
-    int64_t const s1 = balanced_splits(len, hi, p);
     int64_t const s2 = balanced_splits(len, over, p);
-    n1 += static_cast<unsigned long long>(s1);
     n2 += static_cast<unsigned long long>(s2);
-    unsigned long long const k1 = static_cast<unsigned long long>(ceil_div(len, s1));
     unsigned long long const k2 = static_cast<unsigned long long>(ceil_div(len, s2));
-    b1 = k1 > b1 ? k1 : b1;
     m2 = k2 > m2 ? k2 : m2;
   }
-  block_add(&stats[0], n1);
   block_add(&stats[2], n2);
-  atomicMax(&stats[1], b1);
-  atomicMax(&stats[3], m2);
+  block_max(&stats[3], m2);
   __syncthreads();
-  int64_t const ctas_per_head = p.ctas_per_wave / p.ctas_per_request;  // >= 1: slots > 0
-  int64_t const busiest1 = static_cast<int64_t>(stats[1]);
   int64_t const busiest2 = ceil_div(static_cast<int64_t>(stats[2]), ctas_per_head) * static_cast<int64_t>(stats[3]);
-  bool const underfilled = static_cast<int64_t>(stats[0]) * p.ctas_per_request * kUnderfillDen <
-                           kUnderfillNum * int64_t(p.ctas_per_wave);
   bool const poor = busiest2 * kPoorFitDen < busiest1 * kPoorFitNum || (underfilled && busiest2 <= busiest1);
   return poor ? over : hi;
 }
@@ -367,8 +407,7 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   if (bits != 0) set_error(error_flags, bits);
   if (plan.num_kv_splits == nullptr) return;
 
-  atomicMax(&max_len_s, static_cast<long long>(max_len));
-  atomicMin(&min_len_s, static_cast<long long>(min_len));
+  block_max_min(&max_len_s, &min_len_s, static_cast<long long>(max_len), static_cast<long long>(min_len));
   __syncthreads();
   SplitPlanDevice const planned = plan_waves(plan, batch_size, carry, max_len_s, min_len_s);
   int64_t const chunk2 =

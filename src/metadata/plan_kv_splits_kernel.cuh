@@ -4,8 +4,9 @@
 // Grid map: one CTA of 256 threads; a max/min/sum reduction over the batch (and, for the
 // balanced plan, plan_waves -- two waves for ragged batches -- and its second pass:
 // balanced_chunk2, which also sends poor one-wave fits past the wave), then one split
-// count per request. Bytes
-// are negligible (8 B per request); the kernel is launch-bound.
+// count per request. Bytes are negligible (8 B per request); the kernel is a chain of block
+// reductions (~0.5 us each with its instruction fetches: 2.2-2.5 us at batches that fill the
+// wave, up to ~14 us with both bisections; docs/benchmarking.md, forty-fifth session).
 //
 // PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
 // read before wait_on_prior_grid(). Triggers first thing (next: the attention producer,
@@ -45,9 +46,8 @@ __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constan
     min_len = len < min_len ? len : min_len;
     total += len;
   }
-  atomicMax(&max_len_s, max_len);
-  atomicMin(&min_len_s, min_len);
-  atomicAdd(&total_s, static_cast<unsigned long long>(total));
+  block_max_min(&max_len_s, &min_len_s, max_len, min_len);
+  block_add(&total_s, static_cast<unsigned long long>(total));
   __syncthreads();
   int64_t const sum = static_cast<int64_t>(total_s);
   SplitPlanDevice const planned = plan_waves(p.plan, p.batch_size, sum, max_len_s, min_len_s);
