@@ -103,7 +103,8 @@ int run_metadata_bench(BenchOptions const& opt) {
   // inside build_decode_metadata ("+ plan") and as plan_kv_splits alone over written lengths.
   int wave = 0;
   if (Status const st = decode_attention_ctas_per_wave(128, &wave); !st.is_ok()) {
-    std::fprintf(stderr, "decode_attention_ctas_per_wave: %s\n", st.to_string().c_str());
+    std::fprintf(stderr, "decode_attention_ctas_per_wave: %s; the plan columns time the SGLang heuristic\n",
+                 st.to_string().c_str());
   }
   SplitPlanParams const plan_params{32, 8, 32, 0, 128, wave, 1, 128};
   Table table({"batch", "ctx", "page", "fused graph us", "PDL off", "prologue reads", "+ plan", "plan alone", "cold us",

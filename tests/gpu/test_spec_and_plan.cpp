@@ -281,16 +281,17 @@ TEST_F(PlanKvSplits, BalancedPlanSendsPoorFitsPastTheWave) {
   ragged[0] = 32768;
   ragged_want[0] = 26;
   EXPECT_TRUE(equal_exact(plan_on_device(ragged, {32, 8, 64, 132, 0, 264}), ragged_want, "num_kv_splits (ragged)"));
-  // Batches past 32 requests are planned by the whole CTA, smaller ones by one warp
-  // (metadata_common.cuh, kPlanWarpBatch): with few CTAs per request (64/4 heads: 4; 16/2: 2)
-  // such batches still reach the bisections and the poor-fit test. Against the reference, on
-  // both sides of 32.
+  // Batches past 32 requests with few CTAs per request (64/4 heads: 4; 16/2: 2; 16/1: 1) still
+  // leave CTAs over in the wave, so they reach the bisections and the poor-fit test (its skip
+  // where the equal share proves the fit stays: 32 and 33 x 32K at 64/4; the full test where
+  // the fit is underfilled or uneven); 260 requests at 16/1 make each thread loop over two.
+  // Against the reference.
   struct Block {
     int q, kv, batch, len, step;
   };
   for (Block c : {Block{64, 4, 32, 32768, 0}, Block{64, 4, 33, 32768, 0}, Block{64, 4, 40, 32768, 0},
                   Block{64, 4, 50, 16384, 100}, Block{16, 2, 100, 8192, 0}, Block{16, 2, 120, 20000, 30},
-                  Block{64, 4, 31, 30000, -200}}) {
+                  Block{64, 4, 31, 30000, -200}, Block{16, 1, 260, 4096, 7}}) {
     SCOPED_TRACE(std::to_string(c.batch) + " x " + std::to_string(c.len) + " step " + std::to_string(c.step) +
                  " heads " + std::to_string(c.q) + "/" + std::to_string(c.kv));
     std::vector<int32_t> lens(c.batch);
