@@ -243,6 +243,26 @@ __device__ int64_t fit_chunk(LenOf const& len_of, int batch_size, int64_t longes
   return hi;
 }
 
+// The plan of a chunk over the batch, once per CTA (every thread calls it; a barrier inside):
+// out[0] += the requests' split counts (balanced_splits), out[1] = max(out[1], their longest
+// split); `out`: shared, zeroed before.
+template <class LenOf>
+__device__ void plan_stats(LenOf const& len_of, int batch_size, int64_t chunk, SplitPlanDevice const& p,
+                           unsigned long long* out) {
+  unsigned long long n = 0, longest = 0;
+  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
+    int64_t len = len_of(i);
+    len = len < 1 ? 1 : len;
+    int64_t const splits = balanced_splits(len, chunk, p);
+    n += static_cast<unsigned long long>(splits);
+    unsigned long long const split_len = static_cast<unsigned long long>(ceil_div(len, splits));
+    longest = split_len > longest ? split_len : longest;
+  }
+  block_add(&out[0], n);
+  block_max(&out[1], longest);
+  __syncthreads();
+}
+
 // Balanced plan, second pass, once per CTA (every thread calls it; barriers inside): the
 // one-wave fit (fit_chunk from the first-pass chunk c1). Returns 0 -- past the wave,
 // floor(len / the two-wave chunk) splits (plan_one) -- when no CTA is left over, no request is
@@ -268,18 +288,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
   if (threadIdx.x < 4) stats[threadIdx.x] = 0;
   __syncthreads();
-  unsigned long long n1 = 0, b1 = 0;
-  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
-    int64_t len = len_of(i);
-    len = len < 1 ? 1 : len;
-    int64_t const s1 = balanced_splits(len, hi, p);
-    n1 += static_cast<unsigned long long>(s1);
-    unsigned long long const k1 = static_cast<unsigned long long>(ceil_div(len, s1));
-    b1 = k1 > b1 ? k1 : b1;
-  }
-  block_add(&stats[0], n1);
-  block_max(&stats[1], b1);
-  __syncthreads();
+  plan_stats(len_of, batch_size, hi, p, &stats[0]);
   int64_t const ctas_per_head = p.ctas_per_wave / p.ctas_per_request;  // >= 1: slots > 0
   int64_t const busiest1 = static_cast<int64_t>(stats[1]);
   bool const underfilled = static_cast<int64_t>(stats[0]) * p.ctas_per_request * kUnderfillDen <
@@ -296,18 +305,7 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   // than one.
   int64_t const over = fit_chunk(len_of, batch_size, longest, chunk_over, 2 * int64_t(p.ctas_per_wave), p, sums);
   // Its items and longest item, in one more pass: B2.
-  unsigned long long n2 = 0, m2 = 0;
-  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
-    int64_t len = len_of(i);
-    len = len < 1 ? 1 : len;
-    int64_t const s2 = balanced_splits(len, over, p);
-    n2 += static_cast<unsigned long long>(s2);
-    unsigned long long const k2 = static_cast<unsigned long long>(ceil_div(len, s2));
-    m2 = k2 > m2 ? k2 : m2;
-  }
-  block_add(&stats[2], n2);
-  block_max(&stats[3], m2);
-  __syncthreads();
+  plan_stats(len_of, batch_size, over, p, &stats[2]);
   int64_t const busiest2 = ceil_div(static_cast<int64_t>(stats[2]), ctas_per_head) * static_cast<int64_t>(stats[3]);
   bool const poor = busiest2 * kPoorFitDen < busiest1 * kPoorFitNum || (underfilled && busiest2 <= busiest1);
   return poor ? over : hi;
