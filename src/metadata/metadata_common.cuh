@@ -129,36 +129,30 @@ __device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long
   if (threadIdx.x % 32 == 0) atomicAdd(sum, value);
 }
 
-// Folds every thread's value into *max_s (shared memory, zeroed before): warp shuffles, then
-// one atomic per warp.
-__device__ __forceinline__ void block_max(unsigned long long* max_s, unsigned long long value) {
+// Fold every thread's value into *s (shared memory, set before): warp shuffles, then one
+// atomic per warp. 64-bit shared atomics from every thread contend: with them, plan_kv_splits
+// took 12.4 us at batch 256 and 5.4 at batch 64 (docs/benchmarking.md, forty-fifth session).
+template <class T>
+__device__ __forceinline__ void block_max(T* s, T value) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
-    unsigned long long const other = __shfl_down_sync(0xffffffffu, value, o);
+    T const other = __shfl_down_sync(0xffffffffu, value, o);
     value = other > value ? other : value;
   }
-  if (threadIdx.x % 32 == 0) atomicMax(max_s, value);
+  if (threadIdx.x % 32 == 0) atomicMax(s, value);
 }
-
-// Folds every thread's max and min into *max_s and *min_s (shared memory, set before): warp
-// shuffles first, then one pair of atomics per warp. 64-bit shared atomics from every thread
-// contend; with the total's atomicAdd that way too, plan_kv_splits took 12.4 us at batch 256
-// and 5.4 at batch 64 (docs/benchmarking.md, forty-fifth session).
-__device__ __forceinline__ void block_max_min(long long* max_s, long long* min_s, long long max_v, long long min_v) {
+template <class T>
+__device__ __forceinline__ void block_min(T* s, T value) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
-    long long const hi = __shfl_down_sync(0xffffffffu, max_v, o), lo = __shfl_down_sync(0xffffffffu, min_v, o);
-    max_v = hi > max_v ? hi : max_v;
-    min_v = lo < min_v ? lo : min_v;
+    T const other = __shfl_down_sync(0xffffffffu, value, o);
+    value = other < value ? other : value;
   }
-  if (threadIdx.x % 32 == 0) {
-    atomicMax(max_s, max_v);
-    atomicMin(min_s, min_v);
-  }
+  if (threadIdx.x % 32 == 0) atomicMin(s, value);
 }
 
-// Balanced plan, past the wave: request of len keys (>= 1) with the two-wave chunk gets
-// floor(len / chunk) splits, at least 1, at most max_splits (plan_one, balanced_chunk2).
+// Balanced plan, past the wave without a fit (plan_one): request of len keys (>= 1) with the
+// two-wave chunk gets floor(len / chunk) splits, at least 1, at most max_splits.
 __device__ __forceinline__ int64_t past_wave_splits(int64_t len, int64_t chunk_over, SplitPlanDevice const& p) {
   int64_t const n = len / chunk_over;
   return n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n);
@@ -405,7 +399,8 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   if (bits != 0) set_error(error_flags, bits);
   if (plan.num_kv_splits == nullptr) return;
 
-  block_max_min(&max_len_s, &min_len_s, static_cast<long long>(max_len), static_cast<long long>(min_len));
+  block_max(&max_len_s, static_cast<long long>(max_len));
+  block_min(&min_len_s, static_cast<long long>(min_len));
   __syncthreads();
   SplitPlanDevice const planned = plan_waves(plan, batch_size, carry, max_len_s, min_len_s);
   int64_t const chunk2 =

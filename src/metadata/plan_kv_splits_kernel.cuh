@@ -46,7 +46,8 @@ __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constan
     min_len = len < min_len ? len : min_len;
     total += len;
   }
-  block_max_min(&max_len_s, &min_len_s, max_len, min_len);
+  block_max(&max_len_s, max_len);
+  block_min(&min_len_s, min_len);
   block_add(&total_s, static_cast<unsigned long long>(total));
   __syncthreads();
   int64_t const sum = static_cast<int64_t>(total_s);
