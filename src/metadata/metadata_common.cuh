@@ -116,10 +116,14 @@ constexpr int64_t kPlanRoundUpSplits = 8;
 // lost 0.11 and 8 requests of 200 lost 0.35 (their one-split rows skip the reducer's merge
 // then). docs/benchmarking.md, thirty-third session.
 __device__ __forceinline__ int64_t balanced_splits(int64_t len, int64_t chunk, SplitPlanDevice const& p) {
-  int64_t n = ceil_div(len, chunk);
-  int64_t const floor_n = p.min_keys_per_split > 0 ? len / p.min_keys_per_split : n;
+  // 32-bit: len and chunk are in [1, 2^31) (lengths are int32; a chunk is at most the longest).
+  // 64-bit divisions made the page-1 metadata kernel (40 registers) spill in its length scan
+  // (docs/benchmarking.md, forty-sixth session).
+  unsigned const l = static_cast<unsigned>(len), c = static_cast<unsigned>(chunk);
+  unsigned n = (l + c - 1) / c;
+  unsigned const floor_n = p.min_keys_per_split > 0 ? l / static_cast<unsigned>(p.min_keys_per_split) : n;
   if (n > floor_n && (n > kPlanRoundUpSplits || floor_n < 2)) n = floor_n;
-  return n < 1 ? 1 : (n > p.max_splits ? p.max_splits : n);
+  return n < 1 ? 1 : (n > static_cast<unsigned>(p.max_splits) ? p.max_splits : n);
 }
 
 // Adds every thread's value into *sum (shared memory, zeroed before).
@@ -193,6 +197,27 @@ constexpr int64_t kPoorFitNum = 19, kPoorFitDen = 20;    // B2 below 19/20 of B1
 constexpr int64_t kUnderfillNum = 5, kUnderfillDen = 6;  // a fit below 5/6 of the wave is underfilled
 constexpr int64_t kTwoWaveMinKeys = 512;
 
+// Sum of a 64-bit value over the warp, in every lane (all 32 lanes call it): three 32-bit
+// redux of 21-bit parts, exact modulo 2^64, and no shuffle chain.
+__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
+  unsigned const m = (1u << 21) - 1;
+  unsigned long long const a = __reduce_add_sync(0xffffffffu, static_cast<unsigned>(v) & m);
+  unsigned long long const b = __reduce_add_sync(0xffffffffu, static_cast<unsigned>(v >> 21) & m);
+  unsigned long long const c = __reduce_add_sync(0xffffffffu, static_cast<unsigned>(v >> 42));  // < 2^22
+  return a + (b << 21) + (c << 42);
+}
+
+// The bisection of fit_chunk runs kPlanLevelsPerRound levels per round: the 2^L - 1 nodes of
+// the next L levels (heap order: node j's children 2j + 1, its chunk fits, and 2j + 2) are
+// evaluated at once, a warp per node, and every thread then walks them. The walk takes the
+// steps one bisection step at a time would take, so the chunk is the same, in
+// ceil(kPlanBisectSteps / L) rounds of one barrier each instead of one block reduction per
+// step (~0.5 us each). L 3 (7 nodes on the 8 warps) against 2 and 4 (15 nodes, two per
+// warp): docs/benchmarking.md, forty-sixth session.
+constexpr int kPlanLevelsPerRound = 3;
+constexpr int kPlanRounds = (kPlanBisectSteps + kPlanLevelsPerRound - 1) / kPlanLevelsPerRound;
+static_assert((1 << kPlanLevelsPerRound) - 1 <= 8, "a round's flags are the bytes of one 64-bit word");
+
 // Balanced plan: about the smallest chunk whose balanced_splits fit `wave` CTAs, once per CTA
 // (every thread calls it; barriers inside). Every request takes at least one CTA per kv head;
 // the CTAs left over are shared by the long requests' keys (longer than `lo`, the equal-share
@@ -200,61 +225,88 @@ constexpr int64_t kTwoWaveMinKeys = 512;
 // fits (the sum of ceil(len / c_hi) over the long requests is at most long keys / c_hi + their
 // count); kPlanBisectSteps bisection steps over [lo, min(c_hi, longest)] then find about the
 // smallest chunk that fits -- the least work for the busiest CTA. Returns 0 when no CTA is left
-// over or no request is long. `sums`: shared, 1 + kPlanBisectSteps.
+// over or no request is long. Every warp sums the batch itself (lanes over the requests);
+// `fits`: shared, kPlanRounds words, a byte per node.
 template <class LenOf>
 __device__ int64_t fit_chunk(LenOf const& len_of, int batch_size, int64_t longest, int64_t lo, int64_t wave,
-                             SplitPlanDevice const& p, unsigned long long* sums) {
-  __syncthreads();  // a previous call's readers of sums are done
-  if (threadIdx.x <= kPlanBisectSteps) sums[threadIdx.x] = 0;
-  __syncthreads();
+                             SplitPlanDevice const& p, unsigned long long* fits) {
+  int64_t const slots = wave - int64_t(batch_size) * p.ctas_per_request;
+  if (slots <= 0) return 0;
+  int const lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   unsigned long long long_len = 0;
-  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
+#pragma unroll 1
+  for (int i = lane; i < batch_size; i += 32) {
     int64_t const len = len_of(i);
     if (balanced_long(len, lo)) long_len += static_cast<unsigned long long>(len);
   }
-  block_add(&sums[0], long_len);
-  __syncthreads();
-  int64_t const slots = wave - int64_t(batch_size) * p.ctas_per_request;
-  if (slots <= 0 || sums[0] == 0) return 0;
-  int64_t hi = ceil_div(static_cast<int64_t>(sums[0]) * p.ctas_per_request, slots);
+  long_len = warp_sum(long_len);
+  if (long_len == 0) return 0;
+  int64_t hi = ceil_div(static_cast<int64_t>(long_len) * p.ctas_per_request, slots);
   hi = hi < longest ? hi : longest;  // longest > lo: one is long
   hi = hi > lo ? hi : lo;
-  for (int k = 0; k < kPlanBisectSteps && lo < hi; ++k) {  // the same steps in every thread
-    int64_t const mid = lo + (hi - lo) / 2;
-    unsigned long long ctas = 0;
-    for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
-      int64_t const len = len_of(i);
-      ctas += static_cast<unsigned long long>(balanced_splits(len < 1 ? 1 : len, mid, p));
+  __syncthreads();  // a previous call's walkers of fits are done
+#pragma unroll 1
+  for (int round = 0, step = 0; round < kPlanRounds && lo < hi; ++round, step += kPlanLevelsPerRound) {
+    int const levels = kPlanBisectSteps - step < kPlanLevelsPerRound ? kPlanBisectSteps - step : kPlanLevelsPerRound;
+    unsigned char* const fit = reinterpret_cast<unsigned char*>(&fits[round]);
+#pragma unroll 1
+    for (int j = warp; j < (1 << levels) - 1; j += kThreads / 32) {
+      int64_t l = lo, h = hi;  // node j's interval: the path to it, from the bits of j + 1 below its top bit
+      int const n = j + 1, depth = 31 - __clz(n);
+      for (int d = depth - 1; d >= 0 && l < h; --d) {
+        int64_t const mid = l + (h - l) / 2;
+        if ((n >> d) & 1) {
+          l = mid + 1;
+        } else {
+          h = mid;
+        }
+      }
+      if (l >= h) continue;  // the walk stops before it: lo == hi
+      int64_t const mid = l + (h - l) / 2;
+      unsigned long long ctas = 0;
+#pragma unroll 1
+      for (int i = lane; i < batch_size; i += 32) {
+        int64_t const len = len_of(i);
+        ctas += static_cast<unsigned long long>(balanced_splits(len < 1 ? 1 : len, mid, p));
+      }
+      ctas = warp_sum(ctas);
+      if (lane == 0) fit[j] = static_cast<int64_t>(ctas) * p.ctas_per_request <= wave;
     }
-    block_add(&sums[1 + k], ctas);
     __syncthreads();
-    if (static_cast<int64_t>(sums[1 + k]) * p.ctas_per_request <= wave) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
+    unsigned long long const flags = fits[round];  // one load: node j's flag is byte j
+    for (int d = 0, j = 0; d < levels && lo < hi; ++d) {  // the same steps in every thread
+      int64_t const mid = lo + (hi - lo) / 2;
+      if ((flags >> (8 * j)) & 1) {
+        hi = mid;
+        j = 2 * j + 1;
+      } else {
+        lo = mid + 1;
+        j = 2 * j + 2;
+      }
     }
   }
   return hi;
 }
 
-// The plan of a chunk over the batch, once per CTA (every thread calls it; a barrier inside):
-// out[0] += the requests' split counts (balanced_splits), out[1] = max(out[1], their longest
-// split); `out`: shared, zeroed before.
+// The plan of a chunk over the batch, in every warp (lanes over the requests, no barrier):
+// the requests' split counts (balanced_splits) summed, and their longest split.
+struct PlanStats {
+  int64_t splits, longest;
+};
 template <class LenOf>
-__device__ void plan_stats(LenOf const& len_of, int batch_size, int64_t chunk, SplitPlanDevice const& p,
-                           unsigned long long* out) {
-  unsigned long long n = 0, longest = 0;
-  for (int i = threadIdx.x; i < batch_size; i += blockDim.x) {
+__device__ PlanStats plan_stats(LenOf const& len_of, int batch_size, int64_t chunk, SplitPlanDevice const& p) {
+  unsigned long long n = 0;
+  unsigned longest = 0;  // a split is at most a length: < 2^31
+#pragma unroll 1
+  for (int i = threadIdx.x % 32; i < batch_size; i += 32) {
     int64_t len = len_of(i);
     len = len < 1 ? 1 : len;
     int64_t const splits = balanced_splits(len, chunk, p);
     n += static_cast<unsigned long long>(splits);
-    unsigned long long const split_len = static_cast<unsigned long long>(ceil_div(len, splits));
+    unsigned const split_len = static_cast<unsigned>(ceil_div(len, splits));
     longest = split_len > longest ? split_len : longest;
   }
-  block_add(&out[0], n);
-  block_max(&out[1], longest);
-  __syncthreads();
+  return {static_cast<int64_t>(warp_sum(n)), static_cast<int64_t>(__reduce_max_sync(0xffffffffu, longest))};
 }
 
 // Balanced plan, second pass, once per CTA (every thread calls it; barriers inside): the
@@ -268,9 +320,9 @@ __device__ void plan_stats(LenOf const& len_of, int batch_size, int64_t chunk, S
 template <class LenOf>
 __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t total, int64_t longest,
                                    SplitPlanDevice const& p) {
-  __shared__ unsigned long long sums[1 + kPlanBisectSteps];  // [0]: long keys; [1 + k]: bisection step k's splits
+  __shared__ unsigned long long fits[kPlanRounds];
   int64_t const c1 = balanced_chunk(total, p);
-  int64_t const hi = fit_chunk(len_of, batch_size, longest, c1, p.ctas_per_wave, p, sums);
+  int64_t const hi = fit_chunk(len_of, batch_size, longest, c1, p.ctas_per_wave, p, fits);
   // A fit whose splits are more than twice the first-pass chunk starves the long requests (few
   // CTAs left over: batch x CTAs per request just under the wave, e.g. 1 x 4K among 31 x 256,
   // whose two-wave chunk is under kTwoWaveMinKeys, would get 2 splits of 2K keys): past the
@@ -279,28 +331,24 @@ __device__ int64_t balanced_chunk2(LenOf const& len_of, int batch_size, int64_t 
   int64_t const chunk_over = balanced_chunk(total, p, 2);
   if (p.doubled || chunk_over < kTwoWaveMinKeys) return hi;
   // The fit's CTAs and busiest CTA B1 (see kPoorFitNum), in one pass.
-  __shared__ unsigned long long stats[4];  // fit splits, fit longest split, items past, longest item past
-  if (threadIdx.x < 4) stats[threadIdx.x] = 0;
-  __syncthreads();
-  plan_stats(len_of, batch_size, hi, p, &stats[0]);
+  PlanStats const fit = plan_stats(len_of, batch_size, hi, p);
   int64_t const ctas_per_head = p.ctas_per_wave / p.ctas_per_request;  // >= 1: slots > 0
-  int64_t const busiest1 = static_cast<int64_t>(stats[1]);
-  bool const underfilled = static_cast<int64_t>(stats[0]) * p.ctas_per_request * kUnderfillDen <
-                           kUnderfillNum * int64_t(p.ctas_per_wave);
+  int64_t const busiest1 = fit.longest;
+  bool const underfilled = fit.splits * p.ctas_per_request * kUnderfillDen < kUnderfillNum * int64_t(p.ctas_per_wave);
   // No plan past the wave has a busiest CTA below the equal share, ceil(total / CTAs per kv
   // head) (its items cover every key): where that is at least 19/20 of B1 and the fit fills
-  // the wave, the fit stays without the two-wave bisection (~4 us of the planner at 8 x 16K;
-  // 32 x 8K and 16 x 32K skip it too).
+  // the wave, the fit stays without the two-wave bisection (~4 us of the planner at 8 x 16K
+  // before the forty-sixth session; 32 x 8K and 16 x 32K skip it too).
   if (!underfilled && ceil_div(total, ctas_per_head) * kPoorFitDen >= busiest1 * kPoorFitNum) return hi;
   // The plan past the wave: about the smallest chunk whose splits fit two waves. Where
   // floor(len / chunk_over) rounds down it takes more splits (22 x 32K: 3 of 10.9K keys, 66
   // items on the 33 CTAs of a kv head, where the floor gave 2 of 16K, 44 items). over > 0:
   // some request is longer than c1 >= chunk_over (hi > 0), and two waves leave more CTAs over
   // than one.
-  int64_t const over = fit_chunk(len_of, batch_size, longest, chunk_over, 2 * int64_t(p.ctas_per_wave), p, sums);
+  int64_t const over = fit_chunk(len_of, batch_size, longest, chunk_over, 2 * int64_t(p.ctas_per_wave), p, fits);
   // Its items and longest item, in one more pass: B2.
-  plan_stats(len_of, batch_size, over, p, &stats[2]);
-  int64_t const busiest2 = ceil_div(static_cast<int64_t>(stats[2]), ctas_per_head) * static_cast<int64_t>(stats[3]);
+  PlanStats const past = plan_stats(len_of, batch_size, over, p);
+  int64_t const busiest2 = ceil_div(past.splits, ctas_per_head) * past.longest;
   bool const poor = busiest2 * kPoorFitDen < busiest1 * kPoorFitNum || (underfilled && busiest2 <= busiest1);
   return poor ? over : hi;
 }
