@@ -159,11 +159,12 @@ Status build_spec_page_table(SpecPageTableArgs const& args, LaunchOptions const&
 // ctas_per_wave): num_kv_splits[b] in [1, max_splits].
 // A length of 0 plans as 1 token (one split; the attention writes a zero row for it).
 // Cost (one CTA; `baton-bench metadata`'s "plan alone" and "+ plan" columns, the balanced plan
-// at 32/8 heads, in graphs): 2.2-2.5 us at batches that fill the wave (64, 256), 2.4-7 us at
-// batches of 1-8 (each bisection step of the fit is a reduction in a chain, ~0.5 us), and up
-// to ~14 us where the poor-fit test needs the two-wave fit too (14 x 32K, 22 x 32K). Once per
-// decode step, inside build_decode_metadata when it plans (docs/benchmarking.md, forty-fifth
-// session).
+// at 32/8 heads, in graphs): 1.9-2.3 us at batches that fill the wave (64, 256), 2.2-4.7 us at
+// batches of 1-8 (the fit's bisection runs 3 levels per round, ~0.45 us a round), 4.6 at 32 x
+// 8K and 16 x 32K, and 7.3 us where the poor-fit test needs the two-wave fit too (22 x 32K).
+// build_decode_metadata with the plan ("+ plan") takes 0.3-0.7 us more than the plan alone
+// where its page-table copy is small, and saves a launch. Once per decode step
+// (docs/benchmarking.md, forty-sixth session).
 struct PlanKvSplitsArgs {
   TensorView cache_seqlens;  // [batch_size] int32, stride 1
   TensorView num_kv_splits;  // [batch_size] int32 (output; not over cache_seqlens)

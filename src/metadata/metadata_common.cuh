@@ -225,8 +225,9 @@ static_assert((1 << kPlanLevelsPerRound) - 1 <= 8, "a round's flags are the byte
 // fits (the sum of ceil(len / c_hi) over the long requests is at most long keys / c_hi + their
 // count); kPlanBisectSteps bisection steps over [lo, min(c_hi, longest)] then find about the
 // smallest chunk that fits -- the least work for the busiest CTA. Returns 0 when no CTA is left
-// over or no request is long. Every warp sums the batch itself (lanes over the requests);
-// `fits`: shared, kPlanRounds words, a byte per node.
+// over or no request is long. Every warp sums the batch itself (lanes over the requests), so
+// the warps agree on every step (and reach the same barriers) only because the lengths are
+// stable: they are read after the PDL wait. `fits`: shared, kPlanRounds words, a byte per node.
 template <class LenOf>
 __device__ int64_t fit_chunk(LenOf const& len_of, int batch_size, int64_t longest, int64_t lo, int64_t wave,
                              SplitPlanDevice const& p, unsigned long long* fits) {

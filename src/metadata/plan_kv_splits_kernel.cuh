@@ -4,9 +4,11 @@
 // Grid map: one CTA of 256 threads; a max/min/sum reduction over the batch (and, for the
 // balanced plan, plan_waves -- two waves for ragged batches -- and its second pass:
 // balanced_chunk2, which also sends poor one-wave fits past the wave), then one split
-// count per request. Bytes are negligible (8 B per request); the kernel is a chain of block
-// reductions (~0.5 us each with its instruction fetches: 2.2-2.5 us at batches that fill the
-// wave, up to ~14 us with both bisections; docs/benchmarking.md, forty-fifth session).
+// count per request. Bytes are negligible (8 B per request); the kernel is a chain of
+// dependent steps: every warp reduces the batch itself (lanes over the requests, redux sums),
+// and each bisection runs as rounds of 3 levels, a warp per node, one barrier per round
+// (fit_chunk). 1.9-2.3 us at batches that fill the wave, 2.2-4.7 at batches of 1-8, 7.3 us
+// with both bisections (22 x 32K); docs/benchmarking.md, forty-sixth session.
 //
 // PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
 // read before wait_on_prior_grid(). Triggers first thing (next: the attention producer,
