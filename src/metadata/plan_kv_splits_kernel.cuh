@@ -32,27 +32,21 @@ template <bool kWait = true>
 __global__ void __launch_bounds__(kThreads) plan_kv_splits_kernel(__grid_constant__ PlanKvSplitsParams const p) {
   allow_next_grid();  // next: the attention producer (waits for completion)
   if constexpr (kWait) wait_on_prior_grid();
-  __shared__ long long max_len_s, min_len_s;
-  __shared__ unsigned long long total_s;
-  if (threadIdx.x == 0) {
-    max_len_s = 0;
-    min_len_s = INT64_MAX;
-    total_s = 0;
-  }
-  __syncthreads();
+  // Every warp reduces the batch itself (lanes over the requests): no shared memory, no barrier.
   auto len_of = [&](int i) -> int64_t { return p.cache_seqlens[i] < 0 ? 0 : p.cache_seqlens[i]; };
-  long long max_len = 0, min_len = INT64_MAX, total = 0;
-  for (int i = threadIdx.x; i < p.batch_size; i += kThreads) {
-    long long const len = len_of(i);
+  unsigned max_len = 0, min_len = 0xffffffffu;  // lengths are int32: < 2^31
+  unsigned long long total = 0;
+#pragma unroll 4  // several loads in flight per lane at large batches (256: 8 per lane)
+  for (int i = threadIdx.x % 32; i < p.batch_size; i += 32) {
+    unsigned const len = static_cast<unsigned>(len_of(i));
     max_len = len > max_len ? len : max_len;
     min_len = len < min_len ? len : min_len;
     total += len;
   }
-  block_max(&max_len_s, max_len);
-  block_min(&min_len_s, min_len);
-  block_add(&total_s, static_cast<unsigned long long>(total));
-  __syncthreads();
-  int64_t const sum = static_cast<int64_t>(total_s);
+  int64_t const max_len_s = __reduce_max_sync(0xffffffffu, max_len);
+  unsigned const min_u = __reduce_min_sync(0xffffffffu, min_len);
+  int64_t const min_len_s = min_u == 0xffffffffu ? INT64_MAX : min_u;  // empty batch: as before
+  int64_t const sum = static_cast<int64_t>(warp_sum(total));
   SplitPlanDevice const planned = plan_waves(p.plan, p.batch_size, sum, max_len_s, min_len_s);
   int64_t const chunk2 =
       planned.ctas_per_wave > 0 ? balanced_chunk2(len_of, p.batch_size, sum, max_len_s, planned) : 0;
