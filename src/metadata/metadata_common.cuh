@@ -126,13 +126,6 @@ __device__ __forceinline__ int64_t balanced_splits(int64_t len, int64_t chunk, S
   return n < 1 ? 1 : (n > static_cast<unsigned>(p.max_splits) ? p.max_splits : n);
 }
 
-// Adds every thread's value into *sum (shared memory, zeroed before).
-__device__ __forceinline__ void block_add(unsigned long long* sum, unsigned long long value) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) value += __shfl_down_sync(0xffffffffu, value, o);
-  if (threadIdx.x % 32 == 0) atomicAdd(sum, value);
-}
-
 // Fold every thread's value into *s (shared memory, set before): warp shuffles, then one
 // atomic per warp. 64-bit shared atomics from every thread contend: with them, plan_kv_splits
 // took 12.4 us at batch 256 and 5.4 at batch 64 (docs/benchmarking.md, forty-fifth session).
