@@ -159,9 +159,9 @@ Status build_spec_page_table(SpecPageTableArgs const& args, LaunchOptions const&
 // ctas_per_wave): num_kv_splits[b] in [1, max_splits].
 // A length of 0 plans as 1 token (one split; the attention writes a zero row for it).
 // Cost (one CTA; `baton-bench metadata`'s "plan alone" and "+ plan" columns, the balanced plan
-// at 32/8 heads, in graphs): 1.9-2.3 us at batches that fill the wave (64, 256), 2.2-4.7 us at
-// batches of 1-8 (the fit's bisection runs 3 levels per round, ~0.45 us a round), 4.6 at 32 x
-// 8K and 16 x 32K, and 7.3 us where the poor-fit test needs the two-wave fit too (22 x 32K).
+// at 32/8 heads, in graphs): 1.5-1.6 us at batches that fill the wave (64 x 4K, 256 x 4K), 1.7
+// at 1 x 1K, 3.0 at 8 x 1K and 4.1 at 8 x 16K (the fit's bisection runs 3 levels per round,
+// ~0.45 us a round), and 6.7 us where the poor-fit test needs the two-wave fit too (22 x 32K).
 // build_decode_metadata with the plan ("+ plan") takes 0.3-0.7 us more than the plan alone
 // where its page-table copy is small, and saves a launch. Once per decode step
 // (docs/benchmarking.md, forty-sixth session).

@@ -5,10 +5,10 @@
 // balanced plan, plan_waves -- two waves for ragged batches -- and its second pass:
 // balanced_chunk2, which also sends poor one-wave fits past the wave), then one split
 // count per request. Bytes are negligible (8 B per request); the kernel is a chain of
-// dependent steps: every warp reduces the batch itself (lanes over the requests, redux sums),
-// and each bisection runs as rounds of 3 levels, a warp per node, one barrier per round
-// (fit_chunk). 1.9-2.3 us at batches that fill the wave, 2.2-4.7 at batches of 1-8, 7.3 us
-// with both bisections (22 x 32K); docs/benchmarking.md, forty-sixth session.
+// dependent steps: every warp reduces the batch itself (lanes over the requests, redux sums;
+// no barrier), and each bisection runs as rounds of 3 levels, a warp per node, one barrier per
+// round (fit_chunk). 1.5-1.7 us at batches that fill the wave and at 1 x 1K, 3.0 at 8 x 1K, 6.7
+// us with both bisections (22 x 32K); docs/benchmarking.md, forty-sixth session.
 //
 // PDL contract: cache_seqlens comes from the metadata kernel of the same step, so nothing is
 // read before wait_on_prior_grid(). Triggers first thing (next: the attention producer,
