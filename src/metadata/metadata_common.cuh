@@ -127,8 +127,10 @@ __device__ __forceinline__ int64_t balanced_splits(int64_t len, int64_t chunk, S
 }
 
 // Fold every thread's value into *s (shared memory, set before): warp shuffles, then one
-// atomic per warp. 64-bit shared atomics from every thread contend: with them, plan_kv_splits
-// took 12.4 us at batch 256 and 5.4 at batch 64 (docs/benchmarking.md, forty-fifth session).
+// atomic per warp (write_lengths' longest and shortest length). 64-bit shared atomics from every
+// thread contend: with them, plan_kv_splits' first pass took 12.4 us at batch 256 and 5.4 at
+// batch 64 (docs/benchmarking.md, forty-fifth session; it reduces per warp since the
+// forty-sixth).
 template <class T>
 __device__ __forceinline__ void block_max(T* s, T value) {
 #pragma unroll

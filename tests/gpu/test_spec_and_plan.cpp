@@ -284,7 +284,7 @@ TEST_F(PlanKvSplits, BalancedPlanSendsPoorFitsPastTheWave) {
   // Batches past 32 requests with few CTAs per request (64/4 heads: 4; 16/2: 2; 16/1: 1) still
   // leave CTAs over in the wave, so they reach the bisections and the poor-fit test (its skip
   // where the equal share proves the fit stays: 32 and 33 x 32K at 64/4; the full test where
-  // the fit is underfilled or uneven); 260 requests at 16/1 make each thread loop over two.
+  // the fit is underfilled or uneven); 260 requests at 16/1 make each warp's lanes loop over 9.
   // Against the reference.
   struct Block {
     int q, kv, batch, len, step;
