@@ -25,6 +25,13 @@
 // launch): 24 KB 3837 / 1537, again 1595 (kept whole); 32 KB 5149 / 2431, again 3085 (partly);
 // 40 KB 6438 / 6146 and 48 KB 7735 / 7412 (not kept). Behind an 8 KB kernel, a warm 16 KB kernel
 // runs in 1143 (kept), 24 KB in 2807 (half refetched: 3830 cold), 32 KB in 4941 (cold: 5110).
+// Jumps over code (forty-eighth session, GPU-f14a4474, two runs, median cycles pass 0 / pass 1):
+// 8 KB run in 16 blocks of 512 B, each followed by a block the branch skips. Straight 8 KB
+// 1240 / 513; jumps over 128 B 1550-1574 / 785 (the cold pass costs what straight code does:
+// +765); over 512 B 2325-2359 / 860 (+1500: as if the 8 KB skipped had been fetched too); over
+// 2 KB 3127-3639 / 860 (+2270-2780: ~100-130 cycles a jump beyond the straight fetch, less than
+// fetching the 32 KB skipped). So a jump over cold code costs about the fetch of what it skips
+// up to ~1 KB and ~100-130 cycles past that.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -89,6 +96,44 @@ __global__ void __launch_bounds__(256) code_kernel(float* out, long long* cycles
   out[blockIdx.x * 32 + lane] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
 }
 
+// Cold code with taken branches: warp 0 runs BLOCKS blocks of EXEC FFMA, each followed by a
+// block of SKIP FFMA behind `if (mask & bit)` (mask 0: never run, the branch jumps over it;
+// a runtime bit per block, so the compiler cannot unswitch the loop into one straight copy).
+// Against a straight kernel of the same executed code, the cold pass shows what a jump over
+// code the SM has not fetched costs (the reducer's and producer's uniform branches on n).
+template <int BLOCKS, int EXEC, int SKIP, int TAG>
+__global__ void __launch_bounds__(256) branchy_kernel(float* out, long long* cycles, unsigned mask, float b, float c) {
+  if (threadIdx.x >= 32) return;
+  int const lane = threadIdx.x;
+  float a0 = lane, a1 = lane + 1, a2 = lane + 2, a3 = lane + 3, a4 = lane + 4, a5 = lane + 5, a6 = lane + 6,
+        a7 = lane + 7;
+  float const c2 = c * 0.5f;
+#pragma unroll 1
+  for (int pass = 0; pass < 2; ++pass) {
+    asm volatile("" : "+f"(a0), "+f"(a1), "+f"(a2), "+f"(a3), "+f"(a4), "+f"(a5), "+f"(a6), "+f"(a7));
+    long long const t0 = clock_now();
+#pragma unroll
+    for (int k = 0; k < BLOCKS; ++k) {
+#pragma unroll
+      for (int i = 0; i < EXEC / 8; ++i) {
+        a0 = fmaf(a0, b, c), a1 = fmaf(a1, b, c), a2 = fmaf(a2, b, c), a3 = fmaf(a3, b, c);
+        a4 = fmaf(a4, b, c), a5 = fmaf(a5, b, c), a6 = fmaf(a6, b, c), a7 = fmaf(a7, b, c);
+      }
+      if (mask & (1u << (k % 32))) {
+#pragma unroll
+        for (int i = 0; i < SKIP / 8; ++i) {
+          a0 = fmaf(a0, b, c2), a1 = fmaf(a1, b, c2), a2 = fmaf(a2, b, c2), a3 = fmaf(a3, b, c2);
+          a4 = fmaf(a4, b, c2), a5 = fmaf(a5, b, c2), a6 = fmaf(a6, b, c2), a7 = fmaf(a7, b, c2);
+        }
+      }
+    }
+    asm volatile("" : "+f"(a0), "+f"(a1), "+f"(a2), "+f"(a3), "+f"(a4), "+f"(a5), "+f"(a6), "+f"(a7));
+    long long const t1 = clock_now();
+    if (lane == 0) cycles[blockIdx.x * 2 + pass] = t1 - t0;
+  }
+  out[blockIdx.x * 32 + lane] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+
 __global__ void overwrite_kernel(float4* buf, size_t n4) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n4; i += size_t(gridDim.x) * blockDim.x) {
     buf[i] = make_float4(1.f, 2.f, 3.f, float(i));
@@ -127,6 +172,11 @@ int main() {
   CHECK(cudaFuncSetAttribute(code_kernel<2048, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   CHECK(cudaFuncSetAttribute(code_kernel<2560, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   CHECK(cudaFuncSetAttribute(code_kernel<3072, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(code_kernel<512, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(branchy_kernel<16, 32, 8, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(branchy_kernel<16, 32, 32, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(branchy_kernel<16, 32, 128, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(branchy_kernel<16, 32, 32, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::vector<long long> host(size_t(sms) * 2);
   auto report = [&](char const* what) -> bool {
     if (cudaDeviceSynchronize() != cudaSuccess) return false;
@@ -184,6 +234,20 @@ int main() {
   RUN(2048, 0, 0, "32 KB, warming");
   RUN(512, 2, 0, "8 KB kernel");
   RUN(2048, 0, 0, "32 KB, after the 8 KB kernel");
+  // Taken branches over cold code (forty-eighth session): 8 KB executed in 16 blocks of 512 B.
+#define RUNB(SKIP, TAG, MASK, WHAT)                                                       \
+  branchy_kernel<16, 32, SKIP, TAG><<<sms, 256, smem>>>(out, cycles, MASK, b, c);         \
+  if (!report(WHAT)) {                                                                    \
+    std::fprintf(stderr, "%s: %s\n", WHAT, cudaGetErrorString(cudaGetLastError()));     \
+    return 1;                                                                             \
+  }
+  RUN(512, 3, 0, "8 KB straight, first launch");
+  RUNB(8, 0, 0u, "8 KB in 16 blocks, jumps over 128 B, first");
+  RUNB(32, 0, 0u, "8 KB in 16 blocks, jumps over 512 B, first");
+  RUNB(128, 0, 0u, "8 KB in 16 blocks, jumps over 2 KB, first");
+  RUNB(128, 0, 0u, "8 KB in 16 blocks, jumps over 2 KB, again");
+  RUNB(32, 1, ~0u, "16 KB in 16 x 2 blocks, branches not taken");
+#undef RUNB
 #undef RUN
   cudaFree(big);
   cudaFree(out);
