@@ -7,9 +7,12 @@ NCU_CSV is what `ncu --section SourceCounters --page source --print-source sass 
 (scripts/code_footprint.sh writes it). Per profiled kernel launch: the static code size, the
 bytes of instructions executed at least once, the 128-byte lines they touch (what the SM's
 instruction cache must hold for one call), and the executed bytes by how many times each
-instruction ran (per warp: once per CTA, per item, per tile, ...). An SM keeps ~24 KB of code
-between launches, about half of it when an 8 KB kernel ran in between, and not 32 KB
-(bench/probes/icache_probe.cu, docs/benchmarking.md, thirty-second session).
+instruction ran (per warp: once per CTA, per item, per tile, ...), and the forward jumps over
+1 KB or more of code that did not run (where, how far, and how often the instruction before
+the jump ran). An SM keeps ~24 KB of code between launches, about half of it when an 8 KB
+kernel ran in between, and not 32 KB; on a cold SM a jump over 2 KB costs ~100-130 cycles
+beyond the fetch of the code that runs (bench/probes/icache_probe.cu, docs/benchmarking.md,
+thirty-second and forty-eighth sessions).
 """
 import collections
 import csv
@@ -54,6 +57,10 @@ def main(paths):
             print(f"  {short}")
             print(f"    static {len(code) * 16} B, executed {len(ran) * 16} B in {len(lines) * 128} B of lines")
             print("    executed bytes by times run: " + ", ".join(f"x{n}: {b}" for n, b in sorted(by_count.items())))
+            base = code[0][0] if code else 0
+            jumps = [(a0 - base, a1 - a0 - 16, n0) for (a0, n0), (a1, _) in zip(ran, ran[1:]) if a1 - a0 - 16 >= 1024]
+            print(f"    forward jumps over >= 1 KB of code not run: {len(jumps)}" +
+                  "".join(f"\n      at +0x{off:x}: {gap} B (x{n})" for off, gap, n in jumps))
 
 
 if __name__ == "__main__":
