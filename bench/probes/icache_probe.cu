@@ -197,12 +197,14 @@ int main() {
   float const b = 1.0001f, c = 0.5f;
   std::printf("cycles of N FFMA (16 bytes each) run by warp 0 of one CTA per SM; cached: ~N\n");
   std::printf("| case | pass 0 (fetch) min / median / max | pass 1 (cached) |\n|---|---|---|\n");
-#define RUN(N, TAG, STREAMING, WHAT)                                                      \
-  code_kernel<N, TAG><<<sms, 256, smem>>>(out, cycles, big, n4, STREAMING, b, c);        \
+#define REPORT(WHAT)                                                                      \
   if (!report(WHAT)) {                                                                    \
     std::fprintf(stderr, "%s: %s\n", WHAT, cudaGetErrorString(cudaGetLastError()));      \
     return 1;                                                                             \
   }
+#define RUN(N, TAG, STREAMING, WHAT)                                               \
+  code_kernel<N, TAG><<<sms, 256, smem>>>(out, cycles, big, n4, STREAMING, b, c); \
+  REPORT(WHAT)
   RUN(1024, 0, 0, "16 KB, first launch");
   RUN(1024, 0, 0, "16 KB, same kernel again");
   RUN(1024, 1, 0, "another 16 KB kernel, first launch");
@@ -235,12 +237,9 @@ int main() {
   RUN(512, 2, 0, "8 KB kernel");
   RUN(2048, 0, 0, "32 KB, after the 8 KB kernel");
   // Taken branches over cold code (forty-eighth session): 8 KB executed in 16 blocks of 512 B.
-#define RUNB(SKIP, TAG, MASK, WHAT)                                                       \
-  branchy_kernel<16, 32, SKIP, TAG><<<sms, 256, smem>>>(out, cycles, MASK, b, c);         \
-  if (!report(WHAT)) {                                                                    \
-    std::fprintf(stderr, "%s: %s\n", WHAT, cudaGetErrorString(cudaGetLastError()));     \
-    return 1;                                                                             \
-  }
+#define RUNB(SKIP, TAG, MASK, WHAT)                                               \
+  branchy_kernel<16, 32, SKIP, TAG><<<sms, 256, smem>>>(out, cycles, MASK, b, c); \
+  REPORT(WHAT)
   RUN(512, 3, 0, "8 KB straight, first launch");
   RUNB(8, 0, 0u, "8 KB in 16 blocks, jumps over 128 B, first");
   RUNB(32, 0, 0u, "8 KB in 16 blocks, jumps over 512 B, first");
@@ -249,6 +248,7 @@ int main() {
   RUNB(32, 1, ~0u, "16 KB in 16 x 2 blocks, branches not taken");
 #undef RUNB
 #undef RUN
+#undef REPORT
   cudaFree(big);
   cudaFree(out);
   cudaFree(cycles);
