@@ -126,30 +126,6 @@ __device__ __forceinline__ int64_t balanced_splits(int64_t len, int64_t chunk, S
   return n < 1 ? 1 : (n > static_cast<unsigned>(p.max_splits) ? p.max_splits : n);
 }
 
-// Fold every thread's value into *s (shared memory, set before): warp shuffles, then one
-// atomic per warp (write_lengths' longest and shortest length). 64-bit shared atomics from every
-// thread contend: with them, plan_kv_splits' first pass took 12.4 us at batch 256 and 5.4 at
-// batch 64 (docs/benchmarking.md, forty-fifth session; it reduces per warp since the
-// forty-sixth).
-template <class T>
-__device__ __forceinline__ void block_max(T* s, T value) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    T const other = __shfl_down_sync(0xffffffffu, value, o);
-    value = other > value ? other : value;
-  }
-  if (threadIdx.x % 32 == 0) atomicMax(s, value);
-}
-template <class T>
-__device__ __forceinline__ void block_min(T* s, T value) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    T const other = __shfl_down_sync(0xffffffffu, value, o);
-    value = other < value ? other : value;
-  }
-  if (threadIdx.x % 32 == 0) atomicMin(s, value);
-}
-
 // Balanced plan, past the wave without a fit (plan_one): request of len keys (>= 1) with the
 // two-wave chunk gets floor(len / chunk) splits, at least 1, at most max_splits.
 __device__ __forceinline__ int64_t past_wave_splits(int64_t len, int64_t chunk_over, SplitPlanDevice const& p) {
@@ -415,10 +391,10 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
                               int32_t* error_flags) {
   int32_t bits = 0;
   __shared__ int64_t warp_sums[kThreads / 32];
-  __shared__ long long max_len_s, min_len_s;
+  __shared__ unsigned max_u, min_u;  // lengths are clamped to int32: < 2^31
   if (threadIdx.x == 0) {
-    max_len_s = 0;
-    min_len_s = INT64_MAX;
+    max_u = 0;
+    min_u = 0xffffffffu;
   }
   __syncthreads();
   int64_t carry = 0;
@@ -443,9 +419,19 @@ __device__ void write_lengths(int batch_size, LengthOf const& length_of, int32_t
   if (bits != 0) set_error(error_flags, bits);
   if (plan.num_kv_splits == nullptr) return;
 
-  block_max(&max_len_s, static_cast<long long>(max_len));
-  block_min(&min_len_s, static_cast<long long>(min_len));
+  // The longest and shortest length: a redux per warp, then one shared atomic per warp (64-bit
+  // shared atomics from every thread contended: plan_kv_splits' first pass took 12.4 us at
+  // batch 256 with them, docs/benchmarking.md, forty-fifth session).
+  unsigned const warp_max = __reduce_max_sync(0xffffffffu, static_cast<unsigned>(max_len));
+  unsigned const own_min = min_len < 0xffffffffll ? static_cast<unsigned>(min_len) : 0xffffffffu;  // none: INT64_MAX
+  unsigned const warp_min = __reduce_min_sync(0xffffffffu, own_min);
+  if (threadIdx.x % 32 == 0) {
+    atomicMax(&max_u, warp_max);
+    atomicMin(&min_u, warp_min);
+  }
   __syncthreads();
+  int64_t const max_len_s = max_u;
+  int64_t const min_len_s = min_u == 0xffffffffu ? INT64_MAX : min_u;  // empty batch: as plan_kv_splits
   SplitPlanDevice const planned = plan_waves(plan, batch_size, carry, max_len_s, min_len_s);
   int64_t const chunk2 =
       planned.ctas_per_wave > 0
