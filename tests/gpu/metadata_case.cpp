@@ -26,7 +26,7 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
   c.req_pool_indices.assign(rows.begin(), rows.begin() + s.batch);
 
   int64_t const col_stride = s.strided ? 2 : 1;
-  int64_t const row_stride = s.strided ? s.max_context * 2 + 3 : s.max_context;
+  int64_t const row_stride = s.strided ? s.max_context * 2 + 3 : s.aligned ? (s.max_context + 3) / 4 * 4 : s.max_context;
   c.req_to_token = ref::IntMatrix::make(num_rows, s.max_context, row_stride, col_stride, 0);
   int64_t const pool_pages = 1 << 14;
   std::uniform_int_distribution<int64_t> page_dist(0, pool_pages - 1);
@@ -56,6 +56,7 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
 DeviceMetadata::DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape const& s) {
   int64_t const batch = static_cast<int64_t>(c.seq_lens.size());
   max_pages = (s.max_context + s.page_size - 1) / s.page_size + 3;
+  if (s.aligned) max_pages = (max_pages + 3) / 4 * 4;
   upload_inputs(c);
   cache_seqlens.resize(batch);
   cu_seqlens_k.resize(batch + 1);

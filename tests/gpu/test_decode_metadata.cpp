@@ -86,6 +86,24 @@ TEST_F(DecodeMetadata, FillColumnsZeroesPastEachRequest) {
   }
 }
 
+// Page 1 with 16-byte rows: the vector path (two 16-byte loads per thread, then 16-byte stores,
+// or per entry with SWA), which the other shapes here, whose rows are not 16-byte aligned, do
+// not take. 64 and 61 requests of up to 40000 columns: 1280 / 1220 items of 2048 columns, past
+// one wave of CTAs; ragged lengths (the edge set first) end rows mid-item and mid-thread; fill
+// columns and early reads.
+TEST_F(DecodeMetadata, VectorPathAlignedRows) {
+  for (int batch : {64, 61}) {
+    for (bool swa : {false, true}) {
+      for (bool early : {false, true}) {
+        SCOPED_TRACE("batch " + std::to_string(batch) + (swa ? ", swa" : "") + (early ? ", early reads" : ""));
+        check_shape({.page_size = 1, .batch = batch, .max_context = 40000, .aligned = true, .swa = swa,
+                     .fill_columns = early ? 40000 : 0, .seed = uint64_t(batch * 4 + swa * 2 + early),
+                     .early_reads = early});
+      }
+    }
+  }
+}
+
 TEST_F(DecodeMetadata, SplitPlanMatchesReference) {
   check_shape({.page_size = 64, .batch = 7, .max_context = 20000, .plan = true, .seed = 3});
   check_shape({.page_size = 1, .batch = 256, .max_context = 5000, .plan = true, .seed = 4});
@@ -151,6 +169,8 @@ TEST_P(DecodeMetadataSweep, MatchesReference) {
   if (p.batch == 1) s.lens = {s.max_context};
   s.int64_inputs = p.int64_inputs;
   s.strided = p.strided;
+  // Page 1's vector path (16-byte rows) in the one dense case per cell without delta.
+  s.aligned = p.page_size == 1 && !p.strided && p.delta == 0;
   s.swa = p.swa;
   s.delta = p.delta;
   s.plan = p.batch == 7;

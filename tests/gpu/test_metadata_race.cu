@@ -16,7 +16,7 @@ using MetadataRace = RaceTest;
 
 // The staged copies of the inputs that an earlier kernel of the step would write.
 struct StagedMetadata {
-  MetadataShape shape = [] {
+  static MetadataShape default_shape() {
     MetadataShape s;  // page size 1, 64 requests of up to 4096 tokens, SWA and split plan
     s.batch = 64;
     s.max_context = 4096;
@@ -24,7 +24,10 @@ struct StagedMetadata {
     s.plan = true;
     s.seed = 42;
     return s;
-  }();
+  }
+  explicit StagedMetadata(MetadataShape const& s = default_shape()) : shape(s) {}
+
+  MetadataShape shape;
   ref::DecodeMetadataCase c = make_metadata_case(shape);
   DeviceMetadata d{c, shape};
   DeviceBuffer<int32_t> src_lens = DeviceBuffer<int32_t>::from(std::vector<int32_t>(c.seq_lens.begin(), c.seq_lens.end()));
@@ -40,7 +43,7 @@ struct StagedMetadata {
                 {d.pool32.get(), src_pool.get(), src_pool.bytes(), 0x7F},
                 {d.req_to_token.get(), src_rt.get(), src_rt.bytes(), 0xFF}};
     for (auto* b : {&d.cache_seqlens, &d.cu_seqlens_k, &d.page_table, &d.swa_page_table, &d.num_kv_splits}) {
-      h.outputs.push_back({b->get(), b->bytes(), 0xAB});
+      if (b->bytes() > 0) h.outputs.push_back({b->get(), b->bytes(), 0xAB});  // no SWA table: none
     }
     h.outputs.push_back({d.error_flags.get(), d.error_flags.bytes(), 0});
     h.check = [this] { return d.matches(want); };
@@ -50,6 +53,18 @@ struct StagedMetadata {
 
 TEST_F(MetadataRace, DecodeMetadataWaitsBeforeReading) {
   StagedMetadata s;
+  RaceHarness h = s.harness();
+  h.consumer = [&](cudaStream_t stream) { return build_decode_metadata(s.d.args, {stream, PdlMode::kOn}); };
+  EXPECT_TRUE(h.run());
+}
+
+// The same through the vector path, which the staged shape above does not take (its page-table
+// rows of 4099 columns are not 16-byte aligned): 16-byte rows, 16-byte stores (no SWA).
+TEST_F(MetadataRace, DecodeMetadataVectorPathWaitsBeforeReading) {
+  MetadataShape shape = StagedMetadata::default_shape();
+  shape.aligned = true;
+  shape.swa = false;
+  StagedMetadata s(shape);
   RaceHarness h = s.harness();
   h.consumer = [&](cudaStream_t stream) { return build_decode_metadata(s.d.args, {stream, PdlMode::kOn}); };
   EXPECT_TRUE(h.run());
