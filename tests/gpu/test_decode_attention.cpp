@@ -450,6 +450,52 @@ struct Form {
 
 }  // namespace small_pages
 
+// Every producer instance the host can pick (decode_attention.cu, launch_producer_form), each
+// against the reference: bf16 and fp16; head_dim 64, 128 and 256; the narrow form (<= 8 packed
+// rows per kv head: group 4), the wide one (9..16: group 4 x 3 draft tokens) and the paired one
+// (17..32 at head_dim <= 128: group 8 x 3 draft tokens; at head_dim 256 those rows take the
+// wide form in two row chunks, the same instance); few requests (3) and many (33: kMany, past
+// kFewRequests); pages of 8 (the small-page instances) and 64. 64 cases, one per instance
+// compiled; default reads and early reads alternate. Ragged lengths (some shorter than q_len),
+// up to 4 splits, request 0 with 4.
+TEST_F(DecodeAttention, EveryProducerInstance) {
+  struct FormRows {
+    char const* name;
+    int group, q_len;
+  };
+  std::mt19937_64 rng(4242);
+  int index = 0;
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+    for (int d : {64, 128, 256}) {
+      for (FormRows f : {FormRows{"narrow", 4, 1}, FormRows{"wide", 4, 3}, FormRows{"paired", 8, 3}}) {
+        if (d == 256 && f.group == 8) continue;  // wide again, in two row chunks
+        for (int batch : {3, 33}) {
+          for (int page : {8, 64}) {
+            bool const early = index++ % 2 == 1;
+            SCOPED_TRACE(std::string(dtype == DType::kBFloat16 ? "bf16" : "fp16") + ", head_dim " +
+                         std::to_string(d) + ", " + f.name + ", batch " + std::to_string(batch) + ", page " +
+                         std::to_string(page) + (early ? ", early reads" : ""));
+            AttnShape s;
+            s.dtype = dtype;
+            s.head_dim = d;
+            s.num_kv_heads = 2;
+            s.num_q_heads = 2 * f.group;
+            s.q_len = f.q_len;
+            s.page_size = page;
+            s.max_splits = 4;
+            s.early = early;
+            s.seed = rng();
+            s = ragged(rng, s, batch, batch <= 8 ? 700 : 160);
+            s.lens[0] = batch <= 8 ? 650 : 150;
+            s.splits[0] = 4;
+            check(s);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(DecodeAttention, SmallPagesMatchPage64Bitwise) {
   using small_pages::Form;
   Form const forms[] = {
@@ -802,15 +848,18 @@ TEST_F(DecodeAttention, ReducerFormsAllHeadDims) {
   DeviceInfo info;
   BATON_ASSERT_OK(get_device_info(&info));
   std::mt19937_64 rng(6464);
-  for (int d : {64, 128, 256}) {
-    SCOPED_TRACE("head_dim " + std::to_string(d));
+  // fp16 at head_dim 64 and 256, bf16 at 128, and bf16 at 256 too (no other test takes the
+  // medium form there).
+  for (auto [d, dtype] : {std::pair{64, DType::kFloat16}, std::pair{128, DType::kBFloat16},
+                          std::pair{256, DType::kFloat16}, std::pair{256, DType::kBFloat16}}) {
+    SCOPED_TRACE("head_dim " + std::to_string(d) + (dtype == DType::kBFloat16 ? ", bf16" : ", fp16"));
     AttnShape s;
     s.head_dim = d;
-    s.dtype = d == 128 ? DType::kBFloat16 : DType::kFloat16;
+    s.dtype = dtype;
     s.max_splits = 40;
     s.sinks = true;
     s.out_pad = 1;
-    s.seed = 10 * d;
+    s.seed = 10 * d + (dtype == DType::kBFloat16);
     int const batch = 8 * info.num_sms / s.num_q_heads;
     int const medium = 4 * info.num_sms / s.num_q_heads;
     ASSERT_TRUE(int64_t(batch) * s.num_q_heads > 6 * info.num_sms);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/device_info.h"
 #include "baton/metadata.h"
 #include "common/gpu.h"
 #include "gpu/metadata_case.h"
@@ -101,6 +102,24 @@ TEST_F(DecodeMetadata, VectorPathAlignedRows) {
                      .early_reads = early});
       }
     }
+  }
+}
+
+// Past four waves of item CTAs the grid stops growing and each CTA loops over items
+// (launch_config.h, grid_for_items): 512 requests of up to 16384 columns at page 1 make 4096
+// items of 2048 columns, more than 4 waves of either page-1 kernel on this device (6 CTAs per
+// SM at most), so a CTA takes a second item. Both paths: rows of 16384 + 3 columns (scalar),
+// and 16-byte rows (vector).
+TEST_F(DecodeMetadata, ItemLoopPastFourWaves) {
+  DeviceInfo info;
+  BATON_ASSERT_OK(get_device_info(&info));
+  int const batch = 512;
+  int64_t const max_context = 16384;
+  ASSERT_GT(batch * (max_context / 2048), 4 * 6 * info.num_sms) << "too few items to pass four waves here";
+  for (bool aligned : {false, true}) {
+    SCOPED_TRACE(aligned ? "vector path" : "scalar path");
+    check_shape({.page_size = 1, .batch = batch, .max_context = max_context, .aligned = aligned,
+                 .seed = uint64_t(31 + aligned)});
   }
 }
 
