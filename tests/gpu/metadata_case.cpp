@@ -26,7 +26,12 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
   c.req_pool_indices.assign(rows.begin(), rows.begin() + s.batch);
 
   int64_t const col_stride = s.strided ? 2 : 1;
-  int64_t const row_stride = s.strided ? s.max_context * 2 + 3 : s.aligned ? (s.max_context + 3) / 4 * 4 : s.max_context;
+  int64_t row_stride = s.max_context;
+  if (s.strided) {
+    row_stride = s.max_context * 2 + 3;
+  } else if (s.aligned) {
+    row_stride = (s.max_context + 3) / 4 * 4;  // 16-byte rows
+  }
   c.req_to_token = ref::IntMatrix::make(num_rows, s.max_context, row_stride, col_stride, 0);
   int64_t const pool_pages = 1 << 14;
   std::uniform_int_distribution<int64_t> page_dist(0, pool_pages - 1);

@@ -20,8 +20,8 @@ struct MetadataShape {
   int64_t max_context = 1024;
   bool int64_inputs = false;
   bool strided = false;  // req_to_token with padded rows and column stride 2
-  bool aligned = false;  // unless strided: req_to_token and page-table rows padded to 16 bytes, so
-                         // that page 1 takes the vector path (decode_metadata.cu)
+  bool aligned = false;  // page-table rows, and req_to_token's unless strided, padded to 16 bytes,
+                         // so that page 1 takes the vector path (decode_metadata.cu)
   bool swa = false;
   int64_t delta = 0;
   int64_t fill_columns = 0;

@@ -106,16 +106,16 @@ TEST_F(DecodeMetadata, VectorPathAlignedRows) {
 }
 
 // Past four waves of item CTAs the grid stops growing and each CTA loops over items
-// (launch_config.h, grid_for_items): 512 requests of up to 16384 columns at page 1 make 4096
-// items of 2048 columns, more than 4 waves of either page-1 kernel on this device (6 CTAs per
-// SM at most), so a CTA takes a second item. Both paths: rows of 16384 + 3 columns (scalar),
-// and 16-byte rows (vector).
+// (launch_config.h, grid_for_items): 640 requests of up to 16384 columns at page 1 make 5120
+// items of 2048 columns, more than 4 waves of either page-1 kernel however few registers it
+// compiles to (at most 2048 / 256 = 8 CTAs of 256 threads per SM), so a CTA takes a second
+// item. Both paths: page-table rows of 16384 + 3 columns (scalar), and 16-byte rows (vector).
 TEST_F(DecodeMetadata, ItemLoopPastFourWaves) {
   DeviceInfo info;
   BATON_ASSERT_OK(get_device_info(&info));
-  int const batch = 512;
+  int const batch = 640;
   int64_t const max_context = 16384;
-  ASSERT_GT(batch * (max_context / 2048), 4 * 6 * info.num_sms) << "too few items to pass four waves here";
+  ASSERT_GT(batch * (max_context / 2048), 4 * 8 * info.num_sms) << "too few items to pass four waves here";
   for (bool aligned : {false, true}) {
     SCOPED_TRACE(aligned ? "vector path" : "scalar path");
     check_shape({.page_size = 1, .batch = batch, .max_context = max_context, .aligned = aligned,
@@ -188,7 +188,8 @@ TEST_P(DecodeMetadataSweep, MatchesReference) {
   if (p.batch == 1) s.lens = {s.max_context};
   s.int64_inputs = p.int64_inputs;
   s.strided = p.strided;
-  // Page 1's vector path (16-byte rows) in the one dense case per cell without delta.
+  // Page 1's vector path (16-byte rows) in the one dense case per cell without delta; the cell's
+  // dense case with delta keeps page 1's scalar path (rows of max_context + 3 columns).
   s.aligned = p.page_size == 1 && !p.strided && p.delta == 0;
   s.swa = p.swa;
   s.delta = p.delta;
