@@ -68,7 +68,9 @@ TEST_F(LaunchResidency, MatchesTheOccupancyApi) {
 // draft tokens (256 rows; the paired wide producer's 255 registers leave room for no reducer
 // CTA beside it, the 16-row wide form's 204 for one, fewer than a CTA per row), without
 // early reads, and with the medium reducer, after the KV loop; single launch with early reads,
-// after the wait.
+// after the wait. Each case then runs and is checked against the reference, so that both
+// trigger places run under early reads with the small reducer (no other test runs the small
+// reducer that does not fit beside, with early reads, at head_dim 128).
 TEST_F(LaunchResidency, EarlyTriggerWhereTheReducerFits) {
   struct Case {
     char const* what;
@@ -96,6 +98,10 @@ TEST_F(LaunchResidency, EarlyTriggerWhereTheReducerFits) {
     bool after_wait = !c.expect;
     ASSERT_TRUE(attention::planned_trigger_after_wait(d.args, &after_wait).is_ok());
     EXPECT_EQ(after_wait, c.expect);
+    d.poison();
+    BATON_ASSERT_OK(decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOn}));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(d.matches_reference());
   }
 }
 
