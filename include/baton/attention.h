@@ -23,7 +23,9 @@ enum class KvLayout {
 // table's columns x page_size as that many keys; a split count below 1 as 1 and one past
 // max_splits as max_splits; a page id outside [0, num_pages) reads zeros for its keys (they
 // still count as keys with K = V = 0). AttentionInputs.OutOfRangeDeviceValuesAreClamped checks
-// that these give the same bits as the clamped inputs. What the call writes (out, lse,
+// that these give the same bits as the clamped inputs. Not checked, as no kernel can tell them
+// from valid values: merge_counters that are not all 0 (single_launch) leave out and lse
+// wrong, in bounds. What the call writes (out, lse,
 // merge_counters) must not overlap any other argument or the workspace (out may be the same
 // view as q); misaligned views are rejected too.
 struct DecodeAttentionArgs {
@@ -78,7 +80,8 @@ struct DecodeAttentionArgs {
 // to min(max_splits, 32) splits and the partial outputs of up to 8, and discards those past the
 // count; so on scratch that no call has written yet, compute-sanitizer's initcheck reports
 // those loads (their values are never used): memset the workspace once after allocating it to
-// keep initcheck quiet.
+// keep initcheck quiet. Arguments decode_attention rejects (a batch_size, q_len, head_dim or
+// max_splits outside its ranges) give 0, as does max_splits 1; the call then names the argument.
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
                                         int max_splits);
 

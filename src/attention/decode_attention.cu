@@ -99,7 +99,16 @@ Status launch_dtype(AttentionParams const& p, int head_dim, DeviceInfo const& in
 }  // namespace
 
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim, int max_splits) {
-  if (max_splits <= 1 || batch_size <= 0 || q_len <= 0 || num_q_heads <= 0 || head_dim <= 0) return 0;
+  if (max_splits <= 1) return 0;
+  // Arguments decode_attention rejects give 0 too (it then names the argument); within these
+  // bounds the product below fits size_t.
+  bool head_dim_ok = false;
+  for (int d : attention::kHeadDims) head_dim_ok = head_dim_ok || d == head_dim;
+  if (batch_size < 1 || batch_size > 65535 || q_len < 1 || q_len > attention::kMaxQLen || num_q_heads < 1 ||
+      !head_dim_ok || max_splits > attention::kMaxSplits ||
+      int64_t(batch_size) * q_len * num_q_heads > INT32_MAX) {
+    return 0;
+  }
   size_t const rows = size_t(batch_size) * max_splits * q_len * num_q_heads;
   size_t const o_bytes = rows * head_dim * sizeof(float);
   size_t const lse_bytes = (rows * sizeof(float) + 15) / 16 * 16;

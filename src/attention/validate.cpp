@@ -108,6 +108,9 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
                   str(num_tokens * num_q_heads) + " rows, past 2^31 - 1");
   }
 
+  if (a.layout != KvLayout::kNHD && a.layout != KvLayout::kHND) {
+    return c.fail("layout " + str(static_cast<int>(a.layout)) + " is neither KvLayout::kNHD nor KvLayout::kHND");
+  }
   BATON_RETURN_IF_ERROR(c.tensor(a.k_cache, "k_cache", 4, {DType::kBFloat16, DType::kFloat16}));
   int const heads_axis = a.layout == KvLayout::kNHD ? 2 : 1, token_axis = a.layout == KvLayout::kNHD ? 1 : 2;
   int const num_kv_heads = static_cast<int>(a.k_cache.shape[heads_axis]);
@@ -202,10 +205,21 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
 Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s, Workspace const& ws) {
   size_t const need = decode_attention_workspace_bytes(s.batch, s.q_len, s.num_q_heads, s.head_dim, a.max_splits);
   if (need == 0) return Status::ok();
-  if (ws.data == nullptr || ws.bytes < need) {
+  if (ws.data == nullptr) {
+    return Status::invalid_argument("decode_attention: workspace is null (" + str(static_cast<int64_t>(need)) +
+                                    " bytes needed for max_splits " + str(a.max_splits) + ")");
+  }
+  if (ws.bytes < need) {
     return Status::invalid_argument("decode_attention: workspace of " + str(static_cast<int64_t>(ws.bytes)) +
                                     " bytes is too small: " + str(static_cast<int64_t>(need)) + " needed for max_splits " +
                                     str(a.max_splits));
+  }
+  // The partials' span must not wrap the address space: the overlap checks below compare
+  // [begin, end) and would miss an argument that a wrapped span covers.
+  if (need - 1 > UINTPTR_MAX - reinterpret_cast<uintptr_t>(ws.data)) {
+    return Status::invalid_argument("decode_attention: workspace at address " + detail::hex_address(ws.data) + " with " +
+                                    str(static_cast<int64_t>(need)) +
+                                    " bytes of partial results reaches past the end of the address space");
   }
   if (!aligned16(ws.data)) {
     return Status::invalid_argument("decode_attention: workspace at address " + detail::hex_address(ws.data) +

@@ -135,6 +135,14 @@ bool pdl_requested(KernelTraits const& traits, LaunchOptions const& options) {
   return options.pdl != PdlMode::kOff && !pdl_disabled_by_env() && traits.waits_on_prior_grid;
 }
 
+// LaunchOptions::pdl holds one of the three modes (a value cast from an int is rejected, not
+// read as "on"). No CUDA call.
+Status check_pdl_mode(KernelTraits const& traits, LaunchOptions const& options) {
+  if (options.pdl == PdlMode::kAuto || options.pdl == PdlMode::kOn || options.pdl == PdlMode::kOff) return Status::ok();
+  return Status::invalid_argument(std::string(traits.name) + ": LaunchOptions::pdl " +
+                                  std::to_string(static_cast<int>(options.pdl)) + " is not kAuto, kOn or kOff");
+}
+
 // Gates 4 and 5: an sm_90+ device and kernel binary.
 Status pdl_supported(int device, KernelFacts const& facts, bool* use_pdl) {
   DeviceInfo info;
@@ -234,6 +242,7 @@ Status allow_dynamic_smem(void const* func, KernelTraits const& traits, size_t b
 Status pdl_decision(void const* func, KernelTraits const& traits, LaunchOptions const& options,
                     bool* use_pdl) {
   *use_pdl = false;
+  BATON_RETURN_IF_ERROR(check_pdl_mode(traits, options));
   if (!pdl_requested(traits, options)) return Status::ok();  // before any CUDA call
   int device = 0;
   BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
@@ -246,6 +255,7 @@ bool driver_launch_in_use() { return driver_launch() != nullptr && g_driver_path
 
 Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig const& config,
                      void** args, LaunchOptions const& options) {
+  BATON_RETURN_IF_ERROR(check_pdl_mode(traits, options));  // before any CUDA call
   int device = 0;
   BATON_RETURN_IF_ERROR(current_device(traits.name, &device));
   KernelFacts facts;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -116,6 +118,18 @@ TEST(AttentionWorkspace, SizeFollowsMaxSplits) {
   EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 8), rows * 128 * 4 + rows * 4);
   // The lse part rounds up to 16 bytes: 6 rows of lse (24 -> 32).
   EXPECT_EQ(decode_attention_workspace_bytes(1, 1, 3, 64, 2), 6 * 64 * 4 + 32);
+  // What decode_attention rejects sizes nothing (no size_t wrap for absurd ints): the call then
+  // names the argument.
+  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 96, 8), 0u);                 // head_dim
+  EXPECT_EQ(decode_attention_workspace_bytes(4, 9, 32, 128, 8), 0u);                // q_len
+  EXPECT_EQ(decode_attention_workspace_bytes(4, 1, 32, 128, 1025), 0u);             // max_splits
+  EXPECT_EQ(decode_attention_workspace_bytes(65536, 1, 32, 128, 8), 0u);            // batch_size
+  EXPECT_EQ(decode_attention_workspace_bytes(0, 1, 32, 128, 8), 0u);                // batch_size
+  EXPECT_EQ(decode_attention_workspace_bytes(INT_MAX, 8, INT_MAX, 256, INT_MAX), 0u);
+  EXPECT_EQ(decode_attention_workspace_bytes(65535, 8, 4097, 128, 8), 0u);          // rows past 2^31 - 1
+  // The largest accepted shape: the product fits size_t.
+  size_t const big_rows = size_t(65535) * 1024 * 8 * 4095;
+  EXPECT_EQ(decode_attention_workspace_bytes(65535, 8, 4095, 256, 1024), big_rows * 256 * 4 + big_rows * 4);
 }
 
 // Device addresses for validation-only calls: argument i at i MiB; valid_args()'s pools (12.5 MiB
@@ -191,6 +205,8 @@ TEST(AttentionValidation, BadInputNamesArgumentAndValue) {
       {"seqlens int64", [](auto& a) { a.cache_seqlens.dtype = DType::kInt64; }, StatusCode::kInvalidArgument,
        {"cache_seqlens dtype int64"}},
       {"max_splits 0", [](auto& a) { a.max_splits = 0; }, StatusCode::kInvalidArgument, {"max_splits 0"}},
+      {"layout out of the enum", [](auto& a) { a.layout = static_cast<KvLayout>(7); }, StatusCode::kInvalidArgument,
+       {"layout 7 is neither"}},
       {"k_cache rank past the view's arrays", [](auto& a) { a.k_cache.rank = 7; }, StatusCode::kInvalidArgument,
        {"k_cache has rank 7", "outside [0, 4]"}},
       {"q rank past the view's arrays", [](auto& a) { a.q.rank = 9; }, StatusCode::kInvalidArgument,
@@ -310,6 +326,36 @@ TEST(AttentionValidation, WorkspaceTooSmall) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("workspace of " + std::to_string(need - 16) + " bytes is too small"), std::string::npos)
       << s.message();
+}
+
+TEST(AttentionValidation, NullWorkspaceIsNamedAsNull) {
+  DecodeAttentionArgs a = valid_args();
+  a.max_splits = 8;
+  size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
+  Status const s = decode_attention(a, {nullptr, size_t(1) << 30});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("workspace is null (" + std::to_string(need) + " bytes needed for max_splits 8)"),
+            std::string::npos)
+      << s.message();
+}
+
+// A span that wraps past the top of the address space would slip past the overlap checks.
+TEST(AttentionValidation, WorkspaceMustNotWrapTheAddressSpace) {
+  DecodeAttentionArgs a = valid_args();
+  a.max_splits = 8;
+  void* const top = reinterpret_cast<void*>(~uintptr_t(0) - 0xfff);  // 16-byte aligned, 4 KB below the top
+  Status s = decode_attention(a, {top, SIZE_MAX});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("reaches past the end of the address space"), std::string::npos) << s.message();
+  // The last byte of the address space is the span's last byte: accepted (validation only).
+  size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
+  attention::AttentionShape shape;
+  ASSERT_TRUE(attention::validate(a, &shape).is_ok());
+  uintptr_t const last_fit = (~uintptr_t(0) - need + 1) & ~uintptr_t(15);
+  s = attention::validate_workspace(a, shape, {reinterpret_cast<void*>(last_fit), need});
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  s = attention::validate_workspace(a, shape, {reinterpret_cast<void*>(last_fit + 16), need});
+  EXPECT_NE(s.message().find("reaches past the end of the address space"), std::string::npos) << s.message();
 }
 
 TEST(AttentionValidation, MergeCountersMustNotOverlapTheWorkspace) {

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "baton/baton.h"
 #include "runtime/launch.h"
@@ -51,6 +52,44 @@ TEST(TensorView, ContiguousStridesAndDescribe) {
   EXPECT_FALSE(TensorView{}.defined());
 }
 
+// More sizes than the view holds: the rank is kept (validation rejects the view by name) and
+// nothing is written past the arrays (a 5-dim shape once overran them). The view is built in
+// place, in front of a canary (the return value is constructed there, as nvcc's host compiler
+// does for a named return value), so an overrun would land on the canary.
+TEST(TensorView, RankPastTheArraysIsKeptNotStored) {
+  int dummy;
+  constexpr size_t kCanary = 64;
+  alignas(TensorView) unsigned char buf[sizeof(TensorView) + kCanary];
+  std::memset(buf + sizeof(TensorView), 0x5a, kCanary);
+  auto canary_intact = [&] {
+    for (size_t i = 0; i < kCanary; ++i) {
+      if (buf[sizeof(TensorView) + i] != 0x5a) return false;
+    }
+    return true;
+  };
+  TensorView* t = new (buf) TensorView(TensorView::contiguous(&dummy, DType::kInt32, {2, 3, 4, 5, 6}));
+  EXPECT_TRUE(canary_intact());
+  EXPECT_EQ(t->rank, 5);
+  EXPECT_EQ(t->shape[3], 5);
+  EXPECT_EQ(t->stride[3], 1);  // strides of the held dims only
+  EXPECT_EQ(t->describe(), "rank 5 (outside [0, 4]) int32");
+  t = new (buf) TensorView(TensorView::strided(&dummy, DType::kInt32, {2, 3, 4, 5, 6}, {720, 240, 60, 12, 2}));
+  EXPECT_TRUE(canary_intact());
+  EXPECT_EQ(t->stride[3], 12);
+}
+
+// Sizes whose product overflows int64: the strides saturate (no signed overflow), so the view
+// fails validation as one that reaches past the address space, not as an overlap.
+TEST(TensorView, OverflowingExtentSaturates) {
+  int dummy;
+  int64_t const huge = int64_t(1) << 40;
+  TensorView const t = TensorView::contiguous(&dummy, DType::kInt32, {4, huge, huge});
+  EXPECT_EQ(t.stride[2], 1);
+  EXPECT_EQ(t.stride[1], huge);
+  EXPECT_EQ(t.stride[0], INT64_MAX);
+  EXPECT_EQ(t.numel(), INT64_MAX);
+}
+
 TEST(ThreadMemo, FindsWhatWasPutAndOverwritesAKnownKey) {
   detail::ThreadMemo<int, int> memo;
   EXPECT_EQ(memo.find(1), nullptr);
@@ -74,6 +113,17 @@ TEST(LaunchHelper, PdlOffOrUndeclaredWaitNeverRequestsPdl) {
   EXPECT_FALSE(use);
   use = true;
   ASSERT_TRUE(detail::pdl_decision(reinterpret_cast<void const*>(&not_a_kernel), no_wait, {nullptr, PdlMode::kOn}, &use).is_ok());
+  EXPECT_FALSE(use);
+}
+
+// A mode cast from an int is rejected by name before any CUDA call, not read as "on".
+TEST(LaunchHelper, PdlModeOutsideTheEnumIsRejected) {
+  bool use = true;
+  detail::KernelTraits waits{"k", true};
+  Status const s = detail::pdl_decision(reinterpret_cast<void const*>(&not_a_kernel), waits,
+                                        {nullptr, static_cast<PdlMode>(5)}, &use);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("LaunchOptions::pdl 5 is not kAuto, kOn or kOff"), std::string::npos) << s.message();
   EXPECT_FALSE(use);
 }
 
