@@ -80,7 +80,10 @@ struct DecodeAttentionArgs {
 // to min(max_splits, 32) splits and the partial outputs of up to 8, and discards those past the
 // count; so on scratch that no call has written yet, compute-sanitizer's initcheck reports
 // those loads (their values are never used): memset the workspace once after allocating it to
-// keep initcheck quiet. Arguments decode_attention rejects (a batch_size, q_len, head_dim or
+// keep initcheck quiet. A call's partial results live there until its reducer (or its last
+// CTA) has merged them, so two calls that may run at once (on different streams, or in graphs
+// launched on different streams) must not share a workspace; calls in one stream may.
+// Arguments decode_attention rejects (a batch_size, q_len, head_dim or
 // max_splits outside its ranges) give 0, as does max_splits 1; the call then names the argument.
 size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_heads, int head_dim,
                                         int max_splits);

@@ -264,6 +264,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   if (pdl_requested(traits, options)) BATON_RETURN_IF_ERROR(pdl_supported(device, facts, &use_pdl));
 
   bool launched = false;
+  CUresult refusal = CUDA_SUCCESS;  // the driver's, when it refused the launch
   if (facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed)) {
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -282,16 +283,25 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
     CUresult const r = driver_launch()(&cfg, facts.handle, args, nullptr);
     launched = r == CUDA_SUCCESS;
     if (!launched) {
+      refusal = r;
       // While the stream captures, a refused launch may already have invalidated the capture:
       // report the driver's error, not the runtime's retry. Otherwise the runtime launch below
       // runs and reports in the runtime's terms; if it succeeds, the driver path is dropped.
       cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-      if (cudaStreamIsCapturing(options.stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+      cudaError_t const queried = cudaStreamIsCapturing(options.stream, &capture);
+      if (queried != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+        if (queried != cudaSuccess) (void)cudaGetLastError();  // leave no pending error (cuda_failure.h)
         return Status::cuda_error(std::string("cuLaunchKernelEx for ") + traits.name + ": " + driver_error(r));
       }
     }
   }
-  bool const retried = !launched && facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed);
+  // A refusal for want of a current context belongs to the calling thread, not to the driver
+  // path: a thread whose first CUDA work is this launch on the legacy or per-thread stream has
+  // none (cudaGetDevice and the cached facts make none current), and the runtime's retry makes
+  // it current. Only another refusal that the runtime then accepts drops the path, for every
+  // thread (DecodeAttention.AThreadWithoutAContextKeepsTheDriverPath).
+  bool const retried = !launched && facts.handle != nullptr && refusal != CUDA_ERROR_INVALID_CONTEXT &&
+                       g_driver_path.load(std::memory_order_relaxed);
   if (!launched) {
     cudaLaunchAttribute attrs[1];
     cudaLaunchConfig_t cfg{};

@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "baton/attention.h"
@@ -377,6 +378,31 @@ TEST_F(DecodeAttention, LaunchesGoThroughTheDriver) {
     s.max_splits = 4;
     check(s);
   }
+  EXPECT_TRUE(detail::driver_launch_in_use());
+}
+
+// A thread whose first CUDA work is a baton call on the legacy stream has no current context:
+// cudaGetDevice and the facts baton cached on another thread make none current. The driver
+// refuses that launch (CUDA_ERROR_INVALID_CONTEXT) and the runtime's retry, which makes the
+// context current, takes it. The refusal is the thread's: the driver path must stay on for the
+// process (it used to be dropped for every thread; a helper's review, fiftieth session).
+TEST_F(DecodeAttention, AThreadWithoutAContextKeepsTheDriverPath) {
+  AttnShape s;
+  s.lens = {1000, 77};
+  s.max_splits = 4;
+  DeviceAttention d(s);
+  d.poison();
+  ASSERT_TRUE(decode_attention(d.args, d.ws()).is_ok());  // this thread fills baton's caches
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_TRUE(detail::driver_launch_in_use());
+  d.poison();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Status called = Status::internal("not called");
+  std::thread other([&] { called = decode_attention(d.args, d.ws()); });  // its first CUDA work
+  other.join();
+  ASSERT_TRUE(called.is_ok()) << called.to_string();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(d.matches_reference());
   EXPECT_TRUE(detail::driver_launch_in_use());
 }
 
