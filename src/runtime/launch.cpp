@@ -63,6 +63,23 @@ DriverLaunch driver_launch() {
   static DriverLaunch const fn = reinterpret_cast<DriverLaunch>(driver_entry("cuLaunchKernelEx"));
   return fn;
 }
+// Whether the calling thread has a current context. A thread whose first CUDA work is a baton
+// launch has none (cudaGetDevice and the facts cached on other threads make none current), and
+// the driver would refuse a launch on the legacy or per-thread stream with
+// CUDA_ERROR_INVALID_CONTEXT, which compute-sanitizer reports as an error. Such a launch takes
+// the runtime's path instead, which makes the device's primary context current; once one is
+// current the answer is kept for the thread. Unknown (no cuCtxGetCurrent): true.
+bool thread_has_context() {
+  thread_local bool current = false;
+  if (current) return true;
+  using GetCurrent = CUresult (*)(CUcontext*);
+  static GetCurrent const get = reinterpret_cast<GetCurrent>(driver_entry("cuCtxGetCurrent"));
+  if (get == nullptr) return true;
+  CUcontext ctx = nullptr;
+  current = get(&ctx) == CUDA_SUCCESS && ctx != nullptr;
+  return current;
+}
+
 // Cleared when a launch that the driver refused succeeds through the runtime: from then on
 // every launch takes the runtime's path, never two attempts per launch.
 std::atomic<bool> g_driver_path{true};
@@ -265,7 +282,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
 
   bool launched = false;
   CUresult refusal = CUDA_SUCCESS;  // the driver's, when it refused the launch
-  if (facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed)) {
+  if (facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed) && thread_has_context()) {
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attr.value.programmaticStreamSerializationAllowed = 1;
@@ -296,10 +313,9 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
     }
   }
   // A refusal for want of a current context belongs to the calling thread, not to the driver
-  // path: a thread whose first CUDA work is this launch on the legacy or per-thread stream has
-  // none (cudaGetDevice and the cached facts make none current), and the runtime's retry makes
-  // it current. Only another refusal that the runtime then accepts drops the path, for every
-  // thread (DecodeAttention.AThreadWithoutAContextKeepsTheDriverPath).
+  // path (thread_has_context() keeps such a launch off the driver; this is the safety net), and
+  // the runtime's retry makes the context current. Only another refusal that the runtime then
+  // accepts drops the path, for every thread (DecodeAttention.AThreadWithoutAContextKeepsTheDriverPath).
   bool const retried = !launched && facts.handle != nullptr && refusal != CUDA_ERROR_INVALID_CONTEXT &&
                        g_driver_path.load(std::memory_order_relaxed);
   if (!launched) {

@@ -4,6 +4,8 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <cmath>
 #include <numeric>
@@ -339,50 +341,75 @@ size_t DeviceAttention::kernels_per_call(cudaStream_t stream) {
   ref::decode_attention_naive(c, naive_out, naive_lse);
   std::vector<uint16_t> got_bits = out_bits();
   std::vector<float> got_lse = lse_values();
-  // The same-precision error: float math, output rounded to the dtype.
-  double naive_err = 0;
-  for (size_t i = 0; i < ref_out.size(); ++i) {
-    naive_err = std::max(naive_err, std::fabs(double(from_bits(to_bits(naive_out[i], shape_.dtype), shape_.dtype)) - ref_out[i]));
-  }
-  double const atol = 1e-3;
-  double const tol = 2 * naive_err + atol;
+  int const D = shape_.head_dim;
+  // Per row (token, head), docs/numerics.md: |out - ref| <= 2 x the row's largest same-precision
+  // error (float math, output rounded to the dtype) + kUlps units in the last place of the
+  // dtype at the row's largest |ref|. The bound follows each row's own scale: a long request's
+  // outputs average many V rows and are small, and a batch-wide bound set by its short
+  // requests' outputs could not see a key of a long request read twice or skipped.
+  double const unit = shape_.dtype == DType::kBFloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  constexpr double kUlps = 4;  // 1.6% of the row's largest |ref| in bf16, 0.2% in fp16
   size_t bad = 0;
   std::string msg;
-  for (size_t i = 0; i < ref_out.size(); ++i) {
-    float const g = from_bits(got_bits[i], shape_.dtype);
-    double const err = std::fabs(double(g) - ref_out[i]);
-    if (!(err <= tol)) {  // NaN fails
-      if (bad < 6) msg += "\n  out[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(ref_out[i]);
-      ++bad;
-    }
-  }
-  // A row with no visible key is zeros (decode-attention.md), exactly, whatever the bound. Such
-  // rows are the reference's all-zero rows (a row that sees keys averages random V, never
-  // exactly 0 in fp64), also with a sink, where lse is finite.
-  int const D = shape_.head_dim;
+  double worst_out = 0, worst_lse = 0;  // the largest err / tol over the rows
   for (size_t r = 0; r < ref_lse.size(); ++r) {
-    bool empty = true;
-    for (int d = 0; d < D && empty; ++d) empty = ref_out[r * D + d] == 0.0;
-    if (!empty) continue;
+    double naive_err = 0, scale = 0;
     for (int d = 0; d < D; ++d) {
-      float const g = from_bits(got_bits[r * D + d], shape_.dtype);
-      if (g != 0.f) {
-        if (bad < 6) msg += "\n  out[" + std::to_string(r * D + d) + "] of an empty row is " + std::to_string(g);
+      size_t const i = r * D + d;
+      naive_err = std::max(naive_err, std::fabs(double(from_bits(to_bits(naive_out[i], shape_.dtype), shape_.dtype)) - ref_out[i]));
+      scale = std::max(scale, std::fabs(ref_out[i]));
+    }
+    double const tol = 2 * naive_err + kUlps * unit * scale;
+    // A row with no visible key is zeros (decode-attention.md), exactly: the reference's
+    // all-zero rows (a row that sees keys averages random V, never exactly 0 in fp64), also
+    // with a sink, where lse is finite.
+    bool const empty = scale == 0.0;
+    for (int d = 0; d < D; ++d) {
+      size_t const i = r * D + d;
+      float const g = from_bits(got_bits[i], shape_.dtype);
+      double const err = std::fabs(double(g) - ref_out[i]);
+      bool const ok = empty ? g == 0.f : err <= tol;  // NaN fails
+      if (!empty && tol > 0) worst_out = std::max(worst_out, std::isnan(err) ? INFINITY : err / tol);
+      if (!ok) {
+        if (bad < 6) {
+          msg += "\n  out[" + std::to_string(i) + "] (row " + std::to_string(r) + ") got " + std::to_string(g) + " want " +
+                 std::to_string(ref_out[i]) + ", row tolerance " + std::to_string(tol) + " (2 x naive error " +
+                 std::to_string(naive_err) + " + " + std::to_string(kUlps) + " ulp of " + std::to_string(scale) + ")";
+        }
         ++bad;
       }
     }
   }
+  // lse per row: 2 x the float computation's error + lse_atol + lse_rtol |lse|; -inf exactly
+  // where the reference has it. The defaults (2e-5 + 1e-6 |lse|) are under what one key more or
+  // fewer makes at 20548 keys (AttentionInputs.EveryKeyCountedOnce); the kernels stayed within
+  // 0.025 of that bound over the whole suite (fiftieth session).
   for (size_t i = 0; check_lse && i < ref_lse.size(); ++i) {
     double const w = ref_lse[i], g = got_lse[i];
-    bool const ok = std::isinf(w) ? (std::isinf(g) && g < 0) : std::fabs(g - w) <= lse_atol + lse_rtol * std::fabs(w);
+    bool ok = false;
+    if (std::isinf(w)) {
+      ok = std::isinf(g) && g < 0;
+    } else {
+      double const tol = 2 * std::fabs(double(naive_lse[i]) - w) + lse_atol + lse_rtol * std::fabs(w);
+      double const err = std::fabs(g - w);
+      ok = err <= tol;
+      worst_lse = std::max(worst_lse, std::isnan(err) ? INFINITY : err / tol);
+      if (!ok && bad < 6) {
+        msg += "\n  lse[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(w) +
+               ", tolerance " + std::to_string(tol);
+      }
+    }
     if (!ok) {
-      if (bad < 6) msg += "\n  lse[" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(w);
+      if (bad < 6 && std::isinf(w)) msg += "\n  lse[" + std::to_string(i) + "] got " + std::to_string(g) + " want -inf";
       ++bad;
     }
   }
+  // BATON_TEST_TOLERANCE_REPORT=1: each check's largest err / tol on stderr, to see the margin.
+  if (char const* report = std::getenv("BATON_TEST_TOLERANCE_REPORT"); report != nullptr && report[0] == '1') {
+    std::fprintf(stderr, "tolerance-report out %.4f lse %.4f\n", worst_out, worst_lse);
+  }
   if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " elements outside tolerance " << tol << " (2 x naive error "
-                                       << naive_err << " + " << atol << ")" << msg;
+  return ::testing::AssertionFailure() << bad << " elements outside tolerance" << msg;
 }
 
 }  // namespace baton::test

@@ -39,7 +39,10 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
     int64_t page = 0;
     for (int64_t t = 0; t < s.max_context; ++t) {
       if (t % ps == 0) page = page_dist(rng);
-      int32_t slot = static_cast<int32_t>(page * ps + t % ps);
+      // Only the first slot of a page names it (column j * page_size, decode-metadata.md); the
+      // others hold slots of other pages, so a kernel that read another column of the page
+      // would get another page id (with every slot of the page, any column gave the same id).
+      int32_t slot = static_cast<int32_t>((t % ps == 0 ? page : page_dist(rng)) * ps + t % ps);
       if (rng() % 997 == 0) slot = -1;  // an unmapped token (reads full_to_swa's last entry)
       c.req_to_token.at(r, t) = slot;
     }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "attention/merge_splits_kernel.cuh"
 #include "attention/params.h"
@@ -34,6 +35,26 @@ Status library_call(DeviceAttention& d, cudaStream_t stream) {
   return decode_attention(d.args, d.ws(), {stream, PdlMode::kOn});
 }
 
+// The consumer's outputs (out's and lse's bits) from a call with no race: its inputs in place,
+// outputs poisoned, synchronised.
+std::vector<unsigned char> unraced_bytes(DeviceAttention& d, Consumer const& consumer) {
+  d.poison();
+  Status const st = consumer(d, nullptr);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return d.output_bytes();
+}
+
+// The harness's check: the reference, and the un-raced call's bits (the kernels are
+// deterministic), so that an early read that changes the plan but not the accuracy fails too.
+::testing::AssertionResult matches_unraced(DeviceAttention const& d, std::vector<unsigned char> const& want) {
+  ::testing::AssertionResult r = d.matches_reference();
+  if (!r) return r;
+  std::vector<unsigned char> const got = d.output_bytes();
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "output sizes differ";
+  return bitwise_equal(got.data(), want.data(), got.size(), "raced call against the un-raced call");
+}
+
 // The harness on s with `consumer`: how it ended, and its message in *message.
 RaceHarness::Outcome harness_outcome(AttnShape const& s, Consumer const& consumer, std::string* message) {
   DeviceAttention d(s);
@@ -45,12 +66,15 @@ RaceHarness::Outcome harness_outcome(AttnShape const& s, Consumer const& consume
   h.inputs = {{d.q.get(), src_q.get(), src_q.bytes(), 0xFF},               // NaN queries
               {d.seqlens.get(), src_lens.get(), src_lens.bytes(), 0x00},   // empty requests
               {d.page_table.get(), src_pt.get(), src_pt.bytes(), 0x00}};   // every page 0
-  if (d.splits.size()) h.inputs.push_back({d.splits.get(), src_splits.get(), src_splits.bytes(), 0x00});
+  // Split counts of 0x7F7F7F7F, which clamp to max_splits: a count read before the wait changes
+  // the plan (0 would clamp to one split, a plan that also meets the reference).
+  if (d.splits.size()) h.inputs.push_back({d.splits.get(), src_splits.get(), src_splits.bytes(), 0x7F});
   // The workspace is poisoned too; single launch's counters stay as the last call left them (0).
   h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF},
                {d.workspace.get(), d.workspace.bytes(), 0xFF}};
+  std::vector<unsigned char> const want = unraced_bytes(d, consumer);
   h.consumer = [&](cudaStream_t stream) { return consumer(d, stream); };
-  h.check = [&] { return d.matches_reference(); };
+  h.check = [&] { return matches_unraced(d, want); };
   RaceHarness::Outcome how = RaceHarness::Outcome::kError;
   ::testing::AssertionResult const r = h.run(&how);
   *message = r.message();
@@ -97,8 +121,9 @@ RaceHarness::Outcome early_harness_outcome(AttnShape s, Consumer const& consumer
   }
   h.outputs = {{d.out.get(), d.out.bytes(), 0xFF}, {d.lse.get(), d.lse.bytes(), 0xFF},
                {d.workspace.get(), d.workspace.bytes(), 0xFF}};
+  std::vector<unsigned char> const want = unraced_bytes(d, consumer);
   h.consumer = [&](cudaStream_t stream) { return consumer(d, stream); };
-  h.check = [&] { return d.matches_reference(); };
+  h.check = [&] { return matches_unraced(d, want); };
   RaceHarness::Outcome how = RaceHarness::Outcome::kError;
   *message = h.run(&how).message();
   return how;

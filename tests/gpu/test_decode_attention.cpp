@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "baton/attention.h"
@@ -237,15 +238,16 @@ TEST_F(DecodeAttention, ManySplitsPastThirtyTwo) {
   d.poison();
   BATON_ASSERT_OK(decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOn}));
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint16_t> const base = d.out_bits();
+  std::vector<unsigned char> const base = d.output_bytes();
   DecodeAttentionArgs padded = d.args;  // same split counts, a larger grid and scratch
   padded.max_splits = 100;
   DeviceBuffer<unsigned char> ws(decode_attention_workspace_bytes(4, 1, 32, 128, 100));
+  CUDA_CHECK(cudaMemset(ws.get(), 0x7F, ws.size()));  // finite stale partials (3.4e38), as in poison()
   d.poison();
   BATON_ASSERT_OK(decode_attention(padded, {ws.get(), ws.size()}, {nullptr, PdlMode::kOn}));
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint16_t> const bits = d.out_bits();
-  EXPECT_TRUE(bitwise_equal(bits.data(), base.data(), base.size() * 2, "max_splits 100 vs 72"));
+  std::vector<unsigned char> const bytes = d.output_bytes();
+  EXPECT_TRUE(bitwise_equal(bytes.data(), base.data(), base.size(), "max_splits 100 vs 72 (out and lse)"));
   // ALiBi with steep slopes (0.84 to 0.06 over the first 16 heads): a row's last split, past
   // the 32 the reducer holds in registers, outweighs the others by orders of magnitude, so a
   // partial merged with another split's weight misses the reference (with near-equal splits it
@@ -381,11 +383,52 @@ TEST_F(DecodeAttention, LaunchesGoThroughTheDriver) {
   EXPECT_TRUE(detail::driver_launch_in_use());
 }
 
+// Every "PDL on against off" comparison means something only if the calls really chain with
+// PDL. Captured, two calls give a graph whose edges are all programmatic with PDL on: producer
+// -> reducer -> next producer -> reducer, or producer -> next producer with single launch;
+// with PDL off none is.
+TEST_F(DecodeAttention, CapturedCallsChainProgrammatically) {
+  if (pdl_disabled_by_env()) GTEST_SKIP() << "BATON_PDL=0 turns PDL off everywhere";
+  AttnShape s;
+  s.lens = {1000, 77};
+  s.max_splits = 4;
+  DeviceAttention d(s);
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // (nodes, edges, programmatic edges) of a graph of two calls.
+  auto chain = [&](PdlMode pdl) {
+    cudaGraph_t graph = nullptr;
+    EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    for (int i = 0; i < 2; ++i) EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
+    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    size_t nodes = 0, edges = 0, programmatic = 0;
+    if (graph != nullptr) {
+      EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+      EXPECT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
+      std::vector<cudaGraphNode_t> from(edges), to(edges);
+      std::vector<cudaGraphEdgeData> data(edges);
+      EXPECT_EQ(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &edges), cudaSuccess);
+      for (size_t e = 0; e < edges; ++e) programmatic += data[e].type == cudaGraphDependencyTypeProgrammatic;
+      cudaGraphDestroy(graph);
+    }
+    return std::tuple{nodes, edges, programmatic};
+  };
+  for (bool single : {false, true}) {
+    SCOPED_TRACE(single ? "single launch" : "producer + reducer");
+    d.call_bytes(single, PdlMode::kOn);  // sets single_launch and the counters in d.args
+    size_t const kernels = single ? 2 : 4;
+    EXPECT_EQ(chain(PdlMode::kOn), std::tuple(kernels, kernels - 1, kernels - 1));
+    EXPECT_EQ(chain(PdlMode::kOff), std::tuple(kernels, kernels - 1, size_t(0)));
+  }
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
 // A thread whose first CUDA work is a baton call on the legacy stream has no current context:
 // cudaGetDevice and the facts baton cached on another thread make none current. The driver
-// refuses that launch (CUDA_ERROR_INVALID_CONTEXT) and the runtime's retry, which makes the
-// context current, takes it. The refusal is the thread's: the driver path must stay on for the
-// process (it used to be dropped for every thread; a helper's review, fiftieth session).
+// would refuse that launch (CUDA_ERROR_INVALID_CONTEXT); the launch helper sends it through the
+// runtime, which makes the context current. The driver path must stay on for the process: it
+// used to be tried, refused, and then dropped for every thread (a helper's review, fiftieth
+// session; that code fails this test).
 TEST_F(DecodeAttention, AThreadWithoutAContextKeepsTheDriverPath) {
   AttnShape s;
   s.lens = {1000, 77};
@@ -752,8 +795,8 @@ TEST_F(DecodeAttention, SingleLaunchCountersSurviveShapeChanges) {
     BATON_ASSERT_OK(decode_attention(b.args, b.ws(), {nullptr, PdlMode::kOn}));
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(b.matches_reference());
-    s.poison();
-    b.workspace.poison(0xFF);  // the workspace the small call uses: no stale partials of the big one
+    s.out.poison(0xFF);  // the workspace the small call uses still holds the big call's partials:
+    s.lse.poison(0xFF);  // finite stale values, which a merge must not take in
     BATON_ASSERT_OK(decode_attention(s.args, b.ws(), {nullptr, PdlMode::kOn}));
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(s.matches_reference());
@@ -805,6 +848,12 @@ TEST_F(DecodeAttention, LargeReducerGridPastOneWave) {
   EXPECT_TRUE(bitwise_equal(off.data(), two.data(), two.size(), "large reducer grid, PDL off vs on"));
   std::vector<unsigned char> const one = d.call_bytes(true, PdlMode::kAuto);
   EXPECT_TRUE(bitwise_equal(one.data(), two.data(), two.size(), "single launch vs the large reducer grid"));
+  {
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    EXPECT_EQ(d.kernels_per_call(stream), 1u) << "single launch was not taken (d.args as call_bytes left them)";
+    CUDA_CHECK(cudaStreamDestroy(stream));
+  }
 
   AttnShape w;  // 80 x 4 tokens x 64 heads = 20480 rows
   w.head_dim = 256;
