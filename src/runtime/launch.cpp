@@ -281,8 +281,10 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   if (pdl_requested(traits, options)) BATON_RETURN_IF_ERROR(pdl_supported(device, facts, &use_pdl));
 
   bool launched = false;
-  CUresult refusal = CUDA_SUCCESS;  // the driver's, when it refused the launch
+  bool tried = false;                // the driver path was tried,
+  CUresult refusal = CUDA_SUCCESS;  // and its error, when it refused the launch
   if (facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed) && thread_has_context()) {
+    tried = true;
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attr.value.programmaticStreamSerializationAllowed = 1;
@@ -316,8 +318,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   // path (thread_has_context() keeps such a launch off the driver; this is the safety net), and
   // the runtime's retry makes the context current. Only another refusal that the runtime then
   // accepts drops the path, for every thread (DecodeAttention.AThreadWithoutAContextKeepsTheDriverPath).
-  bool const retried = !launched && facts.handle != nullptr && refusal != CUDA_ERROR_INVALID_CONTEXT &&
-                       g_driver_path.load(std::memory_order_relaxed);
+  bool const retried = tried && !launched && refusal != CUDA_ERROR_INVALID_CONTEXT;
   if (!launched) {
     cudaLaunchAttribute attrs[1];
     cudaLaunchConfig_t cfg{};
