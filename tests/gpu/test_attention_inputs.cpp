@@ -30,8 +30,10 @@ class AttentionInputs : public GpuTest {
     return d.call_bytes(single, PdlMode::kOn);
   }
   // The default mode against the reference (lse to within lse_atol), then early reads and
-  // single launch against the default mode's bits.
-  static void check_modes(DeviceAttention& d, double lse_atol, double lse_rtol) {
+  // single launch against the default mode's bits. single_fits: whether single launch is
+  // taken (the rows' partials fit its shared memory) or the call falls back to two kernels,
+  // checked, so that a "single launch" comparison is known to be one.
+  static void check_modes(DeviceAttention& d, double lse_atol, double lse_rtol, bool single_fits = true) {
     std::vector<unsigned char> const base = run(d, false, false);
     EXPECT_TRUE(d.matches_reference(true, lse_atol, lse_rtol)) << "default mode";
     for (auto [early, single] : {std::pair{true, false}, {false, true}, {true, true}}) {
@@ -39,6 +41,11 @@ class AttentionInputs : public GpuTest {
       EXPECT_TRUE(bitwise_equal(other.data(), base.data(), base.size(),
                                 early && single ? "early reads + single launch" : early ? "early reads" : "single launch"));
     }
+    cudaStream_t stream;  // d.args as the last run left them: single launch requested
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    EXPECT_EQ(d.kernels_per_call(stream), single_fits ? 1u : 2u)
+        << (single_fits ? "single launch was not taken" : "single launch was taken where its merge does not fit");
+    EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
   }
 };
 
@@ -108,7 +115,7 @@ TEST_F(AttentionInputs, EveryKeyCountedOnce) {
       s.sinks = ps == 16;
       s.seed = uint64_t(ps) * 3 + 4;
       DeviceAttention d(s);
-      check_modes(d, 2e-5, 1e-6);
+      check_modes(d, 2e-5, 1e-6, /*single_fits=*/false);  // 4 rows x 72 splits: past 49
     }
     {
       SCOPED_TRACE("one request of 20548 keys, 32 splits, page " + std::to_string(ps));
@@ -273,7 +280,7 @@ TEST_F(AttentionInputs, MaxSplitsAtTheLimitAndNoLse) {
   s.splits = {1024, 700, 1024};
   s.sinks = true;
   DeviceAttention d(s);
-  check_modes(d, 2e-5, 1e-6);
+  check_modes(d, 2e-5, 1e-6, /*single_fits=*/false);
   std::vector<uint16_t> const with_lse = d.out_bits();
   d.args.lse = TensorView{};
   for (auto [early, single] : {std::pair{false, false}, {true, false}, {false, true}}) {

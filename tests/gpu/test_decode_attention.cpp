@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -379,6 +380,67 @@ TEST_F(DecodeAttention, LaunchesGoThroughTheDriver) {
     s.head_dim = d;
     s.max_splits = 4;
     check(s);
+  }
+  EXPECT_TRUE(detail::driver_launch_in_use());
+}
+
+// Engines call from several host threads at once, each with its own stream and workspace.
+// Four threads start together, each on a shape of its own (head_dims 64, 128 and 256, fp16,
+// draft tokens, single launch, early reads: different kernel instances, whose facts the
+// threads may look up for the first time at once), and call 12 times; every call must give
+// the bits of the thread's first, and the last must match the reference.
+TEST_F(DecodeAttention, ConcurrentCallsFromThreads) {
+  std::vector<AttnShape> shapes(4);
+  shapes[0].lens = {1500, 33};
+  shapes[0].max_splits = 4;
+  shapes[1].lens = {700, 2000, 5};
+  shapes[1].head_dim = 256;
+  shapes[1].dtype = DType::kFloat16;
+  shapes[1].max_splits = 6;
+  shapes[1].single_launch = true;
+  shapes[2].lens = {900};
+  shapes[2].head_dim = 64;
+  shapes[2].q_len = 3;
+  shapes[2].max_splits = 3;
+  shapes[2].early = true;
+  shapes[3].lens = {3000, 64, 128, 17};
+  shapes[3].num_q_heads = 16;
+  shapes[3].num_kv_heads = 2;
+  shapes[3].max_splits = 8;
+  shapes[3].splits = {8, 1, 2, 1};
+  std::vector<std::unique_ptr<DeviceAttention>> ds;
+  for (AttnShape const& s : shapes) ds.push_back(std::make_unique<DeviceAttention>(s));
+  std::vector<int> mismatches(shapes.size(), 0), failures(shapes.size(), 0);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    threads.emplace_back([&, i] {
+      DeviceAttention& d = *ds[i];
+      cudaStream_t stream = nullptr;  // blocking: ordered after poison()'s memsets
+      if (cudaStreamCreate(&stream) != cudaSuccess) {
+        ++failures[i];
+        return;
+      }
+      ready.fetch_add(1);
+      while (ready.load() < int(shapes.size())) std::this_thread::yield();
+      std::vector<unsigned char> first;
+      for (int call = 0; call < 12; ++call) {
+        d.poison();
+        Status const st = decode_attention(d.args, d.ws(), {stream, PdlMode::kOn});
+        failures[i] += !st.is_ok() || cudaStreamSynchronize(stream) != cudaSuccess;
+        std::vector<unsigned char> const bytes = d.output_bytes();
+        if (call == 0) first = bytes;
+        mismatches[i] += bytes != first;
+      }
+      failures[i] += cudaStreamDestroy(stream) != cudaSuccess;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    SCOPED_TRACE("thread " + std::to_string(i));
+    EXPECT_EQ(failures[i], 0);
+    EXPECT_EQ(mismatches[i], 0);
+    EXPECT_TRUE(ds[i]->matches_reference());
   }
   EXPECT_TRUE(detail::driver_launch_in_use());
 }
