@@ -216,7 +216,7 @@ Status validate_workspace(DecodeAttentionArgs const& a, AttentionShape const& s,
   }
   // The partials' span must not wrap the address space: the overlap checks below compare
   // [begin, end) and would miss an argument that a wrapped span covers.
-  if (need - 1 > UINTPTR_MAX - reinterpret_cast<uintptr_t>(ws.data)) {
+  if (need > UINTPTR_MAX - reinterpret_cast<uintptr_t>(ws.data)) {  // end = address + need must not wrap to 0
     return Status::invalid_argument("decode_attention: workspace at address " + detail::hex_address(ws.data) + " with " +
                                     str(static_cast<int64_t>(need)) +
                                     " bytes of partial results reaches past the end of the address space");

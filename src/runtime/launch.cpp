@@ -69,16 +69,20 @@ DriverLaunch driver_launch() {
 // CUDA_ERROR_INVALID_CONTEXT, which compute-sanitizer reports as an error. Such a launch takes
 // the runtime's path instead, which makes the device's primary context current; once one is
 // current the answer is kept for the thread. Unknown (no cuCtxGetCurrent): true.
+thread_local bool t_context_current = false;  // forgotten when the driver finds none after all
 bool thread_has_context() {
-  thread_local bool current = false;
-  if (current) return true;
+  if (t_context_current) return true;
   using GetCurrent = CUresult (*)(CUcontext*);
   static GetCurrent const get = reinterpret_cast<GetCurrent>(driver_entry("cuCtxGetCurrent"));
   if (get == nullptr) return true;
   CUcontext ctx = nullptr;
-  current = get(&ctx) == CUDA_SUCCESS && ctx != nullptr;
-  return current;
+  t_context_current = get(&ctx) == CUDA_SUCCESS && ctx != nullptr;
+  return t_context_current;
 }
+
+// Refusals that belong to the calling thread's context (none current, or one popped or
+// destroyed since), not to the driver path.
+bool context_refusal(CUresult r) { return r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_CONTEXT_IS_DESTROYED; }
 
 // Cleared when a launch that the driver refused succeeds through the runtime: from then on
 // every launch takes the runtime's path, never two attempts per launch.
@@ -303,6 +307,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
     launched = r == CUDA_SUCCESS;
     if (!launched) {
       refusal = r;
+      if (context_refusal(r)) t_context_current = false;  // ask the driver again next time
       // While the stream captures, a refused launch may already have invalidated the capture:
       // report the driver's error, not the runtime's retry. Otherwise the runtime launch below
       // runs and reports in the runtime's terms; if it succeeds, the driver path is dropped.
@@ -318,7 +323,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   // path (thread_has_context() keeps such a launch off the driver; this is the safety net), and
   // the runtime's retry makes the context current. Only another refusal that the runtime then
   // accepts drops the path, for every thread (DecodeAttention.AThreadWithoutAContextKeepsTheDriverPath).
-  bool const retried = tried && !launched && refusal != CUDA_ERROR_INVALID_CONTEXT;
+  bool const retried = tried && !launched && !context_refusal(refusal);
   if (!launched) {
     cudaLaunchAttribute attrs[1];
     cudaLaunchConfig_t cfg{};

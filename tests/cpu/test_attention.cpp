@@ -347,15 +347,20 @@ TEST(AttentionValidation, WorkspaceMustNotWrapTheAddressSpace) {
   Status s = decode_attention(a, {top, SIZE_MAX});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("reaches past the end of the address space"), std::string::npos) << s.message();
-  // The last byte of the address space is the span's last byte: accepted (validation only).
+  // A span whose end (address + need) stays below 2^64: accepted (validation only). One that
+  // ends at exactly 2^64 would have end 0 and overlap nothing: rejected, also with q inside it.
   size_t const need = decode_attention_workspace_bytes(4, 1, 32, 128, 8);
   attention::AttentionShape shape;
   ASSERT_TRUE(attention::validate(a, &shape).is_ok());
-  uintptr_t const last_fit = (~uintptr_t(0) - need + 1) & ~uintptr_t(15);
+  uintptr_t const last_fit = (~uintptr_t(0) - need) & ~uintptr_t(15);
   s = attention::validate_workspace(a, shape, {reinterpret_cast<void*>(last_fit), need});
   EXPECT_TRUE(s.is_ok()) << s.to_string();
-  s = attention::validate_workspace(a, shape, {reinterpret_cast<void*>(last_fit + 16), need});
+  uintptr_t const to_the_top = uintptr_t(0) - need;  // need is a multiple of 16
+  s = attention::validate_workspace(a, shape, {reinterpret_cast<void*>(to_the_top), need});
   EXPECT_NE(s.message().find("reaches past the end of the address space"), std::string::npos) << s.message();
+  a.q.data = reinterpret_cast<void*>(to_the_top + 4096);
+  s = decode_attention(a, {reinterpret_cast<void*>(to_the_top), need});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << "q inside a workspace that ends at 2^64";
 }
 
 TEST(AttentionValidation, MergeCountersMustNotOverlapTheWorkspace) {

@@ -14,6 +14,8 @@
 #include <tuple>
 #include <vector>
 
+#include <cuda.h>
+
 #include "baton/attention.h"
 #include "attention/trigger_plan.h"
 #include "baton/device_info.h"
@@ -410,22 +412,28 @@ TEST_F(DecodeAttention, ConcurrentCallsFromThreads) {
   shapes[3].splits = {8, 1, 2, 1};
   std::vector<std::unique_ptr<DeviceAttention>> ds;
   for (AttnShape const& s : shapes) ds.push_back(std::make_unique<DeviceAttention>(s));
+  CUDA_CHECK(cudaDeviceSynchronize());  // the buffers' uploads, before the threads' streams use them
   std::vector<int> mismatches(shapes.size(), 0), failures(shapes.size(), 0);
   std::atomic<int> ready{0};
   std::vector<std::thread> threads;
   for (size_t i = 0; i < shapes.size(); ++i) {
     threads.emplace_back([&, i] {
       DeviceAttention& d = *ds[i];
-      cudaStream_t stream = nullptr;  // blocking: ordered after poison()'s memsets
-      if (cudaStreamCreate(&stream) != cudaSuccess) {
+      cudaStream_t stream = nullptr;
+      bool const created = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess;
+      ready.fetch_add(1);  // also on failure: the others must not wait for this thread
+      if (!created) {
         ++failures[i];
         return;
       }
-      ready.fetch_add(1);
       while (ready.load() < int(shapes.size())) std::this_thread::yield();
       std::vector<unsigned char> first;
       for (int call = 0; call < 12; ++call) {
-        d.poison();
+        // Poisoned on the thread's own stream (poison() synchronises the device, which would
+        // serialise the threads' kernels): out and lse NaN, the workspace NaN or finite 3.4e38.
+        failures[i] += cudaMemsetAsync(d.out.get(), 0xFF, d.out.bytes(), stream) != cudaSuccess;
+        failures[i] += cudaMemsetAsync(d.lse.get(), 0xFF, d.lse.bytes(), stream) != cudaSuccess;
+        failures[i] += cudaMemsetAsync(d.workspace.get(), call % 2 ? 0x7F : 0xFF, d.workspace.bytes(), stream) != cudaSuccess;
         Status const st = decode_attention(d.args, d.ws(), {stream, PdlMode::kOn});
         failures[i] += !st.is_ok() || cudaStreamSynchronize(stream) != cudaSuccess;
         std::vector<unsigned char> const bytes = d.output_bytes();
@@ -466,10 +474,16 @@ TEST_F(DecodeAttention, CapturedCallsChainProgrammatically) {
     size_t nodes = 0, edges = 0, programmatic = 0;
     if (graph != nullptr) {
       EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
-      EXPECT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
+#if CUDART_VERSION >= 13000
+      auto const get_edges = [](auto... a) { return cudaGraphGetEdges(a...); };
+#else  // CUDA 12.3-12.9: the form with edge data is the _v2 one
+      auto const get_edges = [](auto... a) { return cudaGraphGetEdges_v2(a...); };
+#endif
+      EXPECT_EQ(get_edges(graph, (cudaGraphNode_t*)nullptr, (cudaGraphNode_t*)nullptr, (cudaGraphEdgeData*)nullptr, &edges),
+                cudaSuccess);
       std::vector<cudaGraphNode_t> from(edges), to(edges);
       std::vector<cudaGraphEdgeData> data(edges);
-      EXPECT_EQ(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &edges), cudaSuccess);
+      EXPECT_EQ(get_edges(graph, from.data(), to.data(), data.data(), &edges), cudaSuccess);
       for (size_t e = 0; e < edges; ++e) programmatic += data[e].type == cudaGraphDependencyTypeProgrammatic;
       cudaGraphDestroy(graph);
     }
@@ -502,9 +516,22 @@ TEST_F(DecodeAttention, AThreadWithoutAContextKeepsTheDriverPath) {
   ASSERT_TRUE(detail::driver_launch_in_use());
   d.poison();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // The driver's cuCtxGetCurrent, looked up here so that the new thread makes no runtime call
+  // before decode_attention: the test means something only if that thread has no context.
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  ASSERT_EQ(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found), cudaSuccess);
+  ASSERT_EQ(found, cudaDriverEntryPointSuccess);
+  GetCurrent const get_current = reinterpret_cast<GetCurrent>(fn);
   Status called = Status::internal("not called");
-  std::thread other([&] { called = decode_attention(d.args, d.ws()); });  // its first CUDA work
+  CUcontext before = reinterpret_cast<CUcontext>(1);
+  std::thread other([&] {
+    get_current(&before);
+    called = decode_attention(d.args, d.ws());  // its first CUDA work
+  });
   other.join();
+  ASSERT_EQ(before, nullptr) << "the new thread had a current context: the case is not tested";
   ASSERT_TRUE(called.is_ok()) << called.to_string();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_TRUE(d.matches_reference());
