@@ -453,6 +453,51 @@ TEST_F(DecodeAttention, ConcurrentCallsFromThreads) {
   EXPECT_TRUE(detail::driver_launch_in_use());
 }
 
+// One thread per device (cudaSetDevice), calling at once: the facts baton keeps per device
+// (the producers' raised shared-memory limit, 200 KB at head_dim 256, among them) must be
+// set on each. Needs two GPUs; skips with one.
+TEST_F(DecodeAttention, TwoDevicesFromTwoThreads) {
+  int devices = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices < 2) GTEST_SKIP() << "needs two GPUs, found " << devices;
+  int original = 0;
+  CUDA_CHECK(cudaGetDevice(&original));
+  std::vector<int> failures(2, 0);
+  std::vector<std::string> why(2);
+  std::vector<std::thread> threads;
+  for (int dev = 0; dev < 2; ++dev) {
+    threads.emplace_back([&, dev] {
+      if (cudaSetDevice(dev) != cudaSuccess) {
+        ++failures[dev];
+        return;
+      }
+      for (int head_dim : {256, 128}) {
+        AttnShape s;
+        s.lens = {2500, 40 + dev};
+        s.head_dim = head_dim;
+        s.max_splits = 5;
+        s.seed = uint64_t(dev) * 10 + head_dim;
+        DeviceAttention d(s);
+        d.poison();
+        Status const st = decode_attention(d.args, d.ws(), {nullptr, PdlMode::kOn});
+        if (!st.is_ok() || cudaDeviceSynchronize() != cudaSuccess) {
+          ++failures[dev];
+          why[dev] += st.to_string() + "; ";
+          continue;
+        }
+        ::testing::AssertionResult const r = d.matches_reference();
+        if (!r) {
+          ++failures[dev];
+          why[dev] += "head_dim " + std::to_string(head_dim) + ": " + r.message() + "; ";
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CUDA_CHECK(cudaSetDevice(original));
+  for (int dev = 0; dev < 2; ++dev) EXPECT_EQ(failures[dev], 0) << "device " << dev << ": " << why[dev];
+}
+
 // Every "PDL on against off" comparison means something only if the calls really chain with
 // PDL. Captured, two calls give a graph whose edges are all programmatic with PDL on: producer
 // -> reducer -> next producer -> reducer, or producer -> next producer with single launch;
