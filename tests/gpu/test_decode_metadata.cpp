@@ -64,27 +64,54 @@ TEST_F(DecodeMetadata, EmptyBatchWithNullViews) {
   }
 }
 
+// Bad device data is clamped and reported, on both page-table paths (page 4; page 1 with
+// 16-byte rows: the vector path), with and without seq_len_delta, at the boundaries: a pool
+// index equal to the number of req_to_token rows, and at page starts SWA slots equal to
+// full_to_swa's size (invalid), -2 (counts from the end: valid) and -(size + 1) (invalid);
+// lengths past the row and below 0 only after delta. error_flags is OR-ed into: a bit the
+// caller set survives.
 TEST_F(DecodeMetadata, ClampsAndReportsBadData) {
-  MetadataShape s{.page_size = 4, .batch = 6, .max_context = 64, .swa = true, .seed = 7};
-  ref::DecodeMetadataCase c = make_metadata_case(s);
-  c.seq_lens = {-5, 65, 1000, 10, 64, 3};      // negative, past the row (twice), fine
-  c.req_pool_indices[3] = 99;                   // outside req_to_token
-  c.req_pool_indices[5] = -2;
-  c.req_to_token.at(c.req_pool_indices[4], 8) = (1 << 30);  // outside full_to_swa
-  DeviceMetadata d(c, s);
-  d.poison_outputs();
-  BATON_ASSERT_OK(build_decode_metadata(d.args));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  ref::DecodeMetadataResult want = d.expected(c);
-  EXPECT_EQ(want.error_flags, kMetadataLengthNegative | kMetadataLengthClamped | kMetadataPoolIndexInvalid |
-                                  kMetadataSwaSlotInvalid);
-  EXPECT_TRUE(d.matches(want));
+  for (bool vec : {false, true}) {
+    for (int64_t delta : {0, 3}) {
+      SCOPED_TRACE(std::string(vec ? "vector path" : "scalar path") + ", delta " + std::to_string(delta));
+      MetadataShape s{.page_size = vec ? 1 : 4, .batch = 8, .max_context = 64, .aligned = vec, .swa = true,
+                      .seed = 7 + uint64_t(vec)};
+      ref::DecodeMetadataCase c = make_metadata_case(s);
+      c.seq_len_delta = delta;
+      // After delta: negative, past the row (twice), fine, exactly the row, fine, fine, -2.
+      c.seq_lens = {-5 - delta, 65 - delta, 1000, 10, 64 - delta, 3, 40, -2 - delta};
+      int64_t const rows = c.req_to_token.rows;
+      c.req_pool_indices[3] = 99;    // outside req_to_token
+      c.req_pool_indices[5] = -2;
+      c.req_pool_indices[6] = rows;  // one past the last row
+      int64_t const swa = static_cast<int64_t>(c.full_to_swa.size());
+      int64_t const ps = s.page_size;
+      int64_t const r4 = c.req_pool_indices[4];
+      c.req_to_token.at(r4, 2 * ps) = static_cast<int32_t>(swa);        // one past full_to_swa
+      c.req_to_token.at(r4, 5 * ps) = -2;                              // full_to_swa[swa - 2]
+      c.req_to_token.at(r4, 7 * ps) = static_cast<int32_t>(-swa - 1);  // before its first entry
+      c.req_to_token.at(r4, 9 * ps) = (1 << 30);                       // far outside
+      DeviceMetadata d(c, s);
+      d.poison_outputs();
+      d.error_flags.upload(std::vector<int32_t>{1 << 8});  // the caller's bit
+      BATON_ASSERT_OK(build_decode_metadata(d.args));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      ref::DecodeMetadataResult want = d.expected(c);
+      EXPECT_EQ(want.error_flags, kMetadataLengthNegative | kMetadataLengthClamped | kMetadataPoolIndexInvalid |
+                                      kMetadataSwaSlotInvalid);
+      want.error_flags |= 1 << 8;
+      EXPECT_TRUE(d.matches(want));
+    }
+  }
 }
 
 TEST_F(DecodeMetadata, FillColumnsZeroesPastEachRequest) {
   for (int ps : {1, 16}) {
     check_shape({.page_size = ps, .batch = 7, .max_context = 3000, .swa = true, .fill_columns = 3000 / ps});
   }
+  // The whole row (fill_columns = max_pages, past the pages max_context needs): at page 1 the
+  // 3 extra columns fall in an item of their own past 4096 columns.
+  check_shape({.page_size = 1, .batch = 5, .max_context = 4096, .swa = true, .fill_columns = 4096 + 3});
 }
 
 // Page 1 with 16-byte rows: the vector path (two 16-byte loads per thread, then 16-byte stores,

@@ -34,6 +34,7 @@ struct StagedMetadata {
   DeviceBuffer<int32_t> src_pool =
       DeviceBuffer<int32_t>::from(std::vector<int32_t>(c.req_pool_indices.begin(), c.req_pool_indices.end()));
   DeviceBuffer<int32_t> src_rt = DeviceBuffer<int32_t>::from(c.req_to_token.data);
+  DeviceBuffer<int64_t> src_swa = DeviceBuffer<int64_t>::from(c.full_to_swa);
   ref::DecodeMetadataResult want = d.expected(c);
 
   RaceHarness harness() {
@@ -42,6 +43,8 @@ struct StagedMetadata {
     h.inputs = {{d.seq_lens32.get(), src_lens.get(), src_lens.bytes(), 0xAB},
                 {d.pool32.get(), src_pool.get(), src_pool.bytes(), 0x7F},
                 {d.req_to_token.get(), src_rt.get(), src_rt.bytes(), 0xFF}};
+    // full_to_swa too, when the shape has one: every entry -1 (an unmapped SWA slot).
+    if (d.full_to_swa.bytes() > 0) h.inputs.push_back({d.full_to_swa.get(), src_swa.get(), src_swa.bytes(), 0xFF});
     for (auto* b : {&d.cache_seqlens, &d.cu_seqlens_k, &d.page_table, &d.swa_page_table, &d.num_kv_splits}) {
       if (b->bytes() > 0) h.outputs.push_back({b->get(), b->bytes(), 0xAB});  // no SWA table: none
     }

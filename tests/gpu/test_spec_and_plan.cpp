@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/device_info.h"
 #include "baton/metadata.h"
 #include "common/gpu.h"
 #include "gpu/metadata_case.h"
@@ -219,6 +220,36 @@ TEST_F(PlanKvSplits, MatchesReferenceAcrossBatchesAndHeads) {
       }
     }
   }
+}
+
+// The baseline (SGLang) plan's steps at the inputs that decide them, which the random batches
+// above never reach (each holds a 0 or a short length, and a long one): a near-uniform batch
+// (max < 1.25 min counts as uniform), short lengths (the log2 factor's floor of 1), all lengths
+// 0, and num_sms other than the device's: 100, and 0 (the device's count).
+TEST_F(PlanKvSplits, BaselineStepsAtTheirEdges) {
+  DeviceInfo info;
+  BATON_ASSERT_OK(get_device_info(&info));
+  std::mt19937_64 rng(17);
+  std::vector<int32_t> near_uniform(1000);
+  for (int32_t& l : near_uniform) l = 4000 + int32_t(rng() % 801);
+  std::vector<int32_t> ragged(64);
+  for (int32_t& l : ragged) l = int32_t(rng() % 40000);
+  struct Case {
+    char const* name;
+    std::vector<int32_t> lens;
+    int num_sms;
+  };
+  for (Case const& k : {Case{"near-uniform 4000..4800", near_uniform, 132}, Case{"short 100, 110, 120", {100, 110, 120}, 132},
+                        Case{"all 0", {0, 0, 0}, 132}, Case{"num_sms 100", ragged, 100}, Case{"num_sms 0", ragged, 0}}) {
+    SCOPED_TRACE(k.name);
+    SplitPlanParams const params{32, 8, 64, k.num_sms, 0, 0, 1, 0};
+    ref::SplitPlan const plan{32, 8, 64, k.num_sms > 0 ? k.num_sms : info.num_sms, 0, 0, 1, 0};
+    EXPECT_TRUE(equal_exact(plan_on_device(k.lens, params), ref::plan_kv_splits(k.lens, plan), "num_kv_splits"));
+  }
+  // num_sms 0 is the device's count, not another: the same plan as the count given.
+  SplitPlanParams const given{32, 8, 64, info.num_sms, 0, 0, 1, 0};
+  SplitPlanParams const zero{32, 8, 64, 0, 0, 0, 1, 0};
+  EXPECT_EQ(plan_on_device(ragged, zero), plan_on_device(ragged, given));
 }
 
 // The balanced plan's two rules for one long request among short ones (metadata_common.cuh):
