@@ -105,6 +105,24 @@ TEST_F(DecodeMetadata, ClampsAndReportsBadData) {
   }
 }
 
+// int64 lengths and pool indices past 2^31: a load that kept the low 32 bits would read a
+// length of 5 and pool row 1, valid, where the op must clamp the length to the row and report
+// both (kMetadataLengthClamped, kMetadataPoolIndexInvalid).
+TEST_F(DecodeMetadata, Int64InputsPastTwoToTheThirtyOne) {
+  MetadataShape s{.page_size = 16, .batch = 4, .max_context = 256, .int64_inputs = true, .seed = 9};
+  ref::DecodeMetadataCase c = make_metadata_case(s);
+  c.seq_lens = {(int64_t(1) << 32) + 5, 100, 7, 256};
+  c.req_pool_indices[2] = (int64_t(1) << 32) + 1;
+  DeviceMetadata d(c, s);
+  d.poison_outputs();
+  BATON_ASSERT_OK(build_decode_metadata(d.args));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  ref::DecodeMetadataResult const want = d.expected(c);
+  EXPECT_EQ(want.error_flags, kMetadataLengthClamped | kMetadataPoolIndexInvalid);
+  EXPECT_EQ(want.cache_seqlens[0], 256);
+  EXPECT_TRUE(d.matches(want));
+}
+
 TEST_F(DecodeMetadata, FillColumnsZeroesPastEachRequest) {
   for (int ps : {1, 16}) {
     check_shape({.page_size = ps, .batch = 7, .max_context = 3000, .swa = true, .fill_columns = 3000 / ps});
