@@ -104,7 +104,7 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
   // bounds the product below fits size_t.
   bool head_dim_ok = false;
   for (int d : attention::kHeadDims) head_dim_ok = head_dim_ok || d == head_dim;
-  if (batch_size < 1 || batch_size > 65535 || q_len < 1 || q_len > attention::kMaxQLen || num_q_heads < 1 ||
+  if (batch_size < 1 || batch_size > attention::kMaxBatch || q_len < 1 || q_len > attention::kMaxQLen || num_q_heads < 1 ||
       !head_dim_ok || max_splits > attention::kMaxSplits ||
       int64_t(batch_size) * q_len * num_q_heads > INT32_MAX) {
     return 0;

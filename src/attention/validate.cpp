@@ -101,7 +101,9 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
     return c.fail("q has " + str(num_tokens) + " tokens, not a multiple of q_len " + str(a.q_len));
   }
   int64_t const batch = num_tokens / a.q_len;
-  if (batch < 1 || batch > 65535) return c.fail("batch_size " + str(batch) + " is outside [1, 65535]");
+  if (batch < 1 || batch > kMaxBatch) {
+    return c.fail("batch_size " + str(batch) + " is outside [1, " + str(kMaxBatch) + "]");
+  }
   // The reducer's grids take a CTA or a warp per (token, head) row: at most 2^31 - 1 rows.
   if (num_tokens * num_q_heads > INT32_MAX) {
     return c.fail("q has " + str(num_tokens) + " tokens x " + str(num_q_heads) + " heads = " +

@@ -11,6 +11,7 @@ constexpr int kHeadDims[] = {64, 128, 256};
 constexpr int kMaxGroup = 16;
 constexpr int kMaxQLen = 8;
 constexpr int kMaxSplits = 1024;
+constexpr int kMaxBatch = 65535;  // requests per call (attention.h: batch_size in [1, 65535])
 
 struct AttentionShape {
   int batch, q_len, num_q_heads, num_kv_heads, head_dim, page_size;

@@ -285,10 +285,8 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   if (pdl_requested(traits, options)) BATON_RETURN_IF_ERROR(pdl_supported(device, facts, &use_pdl));
 
   bool launched = false;
-  bool tried = false;                // the driver path was tried,
-  CUresult refusal = CUDA_SUCCESS;  // and its error, when it refused the launch
+  CUresult refusal = CUDA_SUCCESS;  // the driver's error, when it was tried and refused the launch
   if (facts.handle != nullptr && g_driver_path.load(std::memory_order_relaxed) && thread_has_context()) {
-    tried = true;
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attr.value.programmaticStreamSerializationAllowed = 1;
@@ -323,7 +321,7 @@ Status launch_kernel(void const* func, KernelTraits const& traits, LaunchConfig 
   // path (thread_has_context() keeps such a launch off the driver; this is the safety net), and
   // the runtime's retry makes the context current. Only another refusal that the runtime then
   // accepts drops the path, for every thread (DecodeAttention.AThreadWithoutAContextKeepsTheDriverPath).
-  bool const retried = tried && !launched && !context_refusal(refusal);
+  bool const retried = refusal != CUDA_SUCCESS && !context_refusal(refusal);
   if (!launched) {
     cudaLaunchAttribute attrs[1];
     cudaLaunchConfig_t cfg{};

@@ -30,7 +30,6 @@ namespace {
 // The dims a view's arrays hold: a hand-built view may carry any rank, but only kMaxRank sizes.
 int held_dims(TensorView const& t) { return t.rank < 0 ? 0 : (t.rank > TensorView::kMaxRank ? TensorView::kMaxRank : t.rank); }
 
-
 // a * b for sizes and strides, held at INT64_MAX (or INT64_MIN) instead of overflowing: a view
 // whose extent does not fit then fails validation as one past the address space.
 int64_t mul_sat(int64_t a, int64_t b) {
