@@ -136,7 +136,9 @@ Status build_decode_metadata(DecodeMetadataArgs const& args, LaunchOptions const
 // ---- build_spec_page_table ------------------------------------------------------------
 // Row m of B*R rows (R draft tokens per request):
 //   A[m / R][start[m] : start[m] + lenA] ++ draft[m][0 : len_draft[m]]
-// Reads past a source row's width read 0; columns past lenA + len_draft are untouched.
+// A source column outside [0, width) of its row (a negative or large start, lengths past the
+// width) reads 0; columns past lenA + len_draft are untouched. Lengths are clamped to [0, the
+// columns left] and reported (MetadataError).
 struct SpecPageTableArgs {
   int num_draft_tokens = 1;     // R
   TensorView committed;         // A: [batch_size, width_a] int32, any strides

@@ -95,8 +95,9 @@ __global__ void __launch_bounds__(kThreads)
       int64_t const n = col0 + threadIdx.x + k * kThreads;
       int32_t v = 0;
       if (n < r.len_a) {
-        int64_t const src = r.start + n;
-        if (src >= 0 && src < p.width_a) v = row_a[src * p.a_col_stride];
+        // start + n in [0, width_a), compared without forming the sum: a start near INT64_MAX
+        // must not wrap into the row (0 <= n < 2^31, so neither side overflows).
+        if (r.start >= -n && r.start < p.width_a - n) v = row_a[(r.start + n) * p.a_col_stride];
       } else if (n < total) {
         int64_t const src = n - r.len_a;
         if (src < p.width_b) v = row_b[src * p.b_col_stride];

@@ -1,6 +1,8 @@
 // The CPU references checked against hand-worked examples of the spec.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "reference/metadata_ref.h"
 
 namespace baton::ref {
@@ -275,6 +277,31 @@ TEST(SpecPageTableReference, HandWorkedExample) {
                                                        4, 5, 6, 40, 41, 0}));  // past draft width: 0
   EXPECT_EQ(out.cache_seqlens, (std::vector<int32_t>{3, 4, 3, 6}));
   EXPECT_EQ(out.cu_seqlens_k, (std::vector<int32_t>{0, 3, 7, 10, 16}));
+}
+
+// Starts below 0 and past the row read 0 where the source column falls outside [0, width);
+// a start of INT64_MAX must not wrap into the row (start + n overflows int64); negative
+// lengths give 0 columns and their bit.
+TEST(SpecPageTableReference, StartsAndLengthsAtTheirEdges) {
+  SpecPageTableCase c;
+  c.num_draft_tokens = 1;
+  c.committed = IntMatrix::make(5, 3, 3, 1, 0);
+  c.committed.data = {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3};
+  c.committed_lens = {4, 4, 4, 4, -1};
+  c.start = {-2, 2, INT64_MAX, INT64_MIN, 0};
+  c.draft = IntMatrix::make(5, 1, 1, 1, 0);
+  c.draft.data = {9, 9, 9, 9, 9};
+  c.draft_lens = {0, 0, 0, 0, 1};
+  SpecPageTableResult out;
+  out.page_table = IntMatrix::make(5, 4, 4, 1, -7);
+  build_spec_page_table(c, out);
+  EXPECT_EQ(out.page_table.data, (std::vector<int32_t>{0, 0, 1, 2,  //
+                                                       3, 0, 0, 0,  //
+                                                       0, 0, 0, 0,  //
+                                                       0, 0, 0, 0,  //
+                                                       9, -7, -7, -7}));
+  EXPECT_EQ(out.cache_seqlens, (std::vector<int32_t>{4, 4, 4, 4, 1}));
+  EXPECT_EQ(out.error_flags, 1);  // kMetadataLengthNegative alone
 }
 
 }  // namespace

@@ -320,18 +320,30 @@ std::vector<unsigned char> DeviceAttention::call_bytes(bool single, PdlMode pdl,
   return output_bytes();
 }
 
-size_t DeviceAttention::kernels_per_call(cudaStream_t stream) {
+DeviceAttention::Captured DeviceAttention::captured(cudaStream_t stream, PdlMode pdl, int calls) {
   cudaGraph_t graph = nullptr;
   EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  Status const st = decode_attention(args, ws(), {stream, PdlMode::kOn});
-  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  EXPECT_TRUE(st.is_ok()) << st.to_string();
-  size_t nodes = 0;
-  if (graph != nullptr) {
-    EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
-    cudaGraphDestroy(graph);
+  for (int i = 0; i < calls; ++i) {
+    Status const st = decode_attention(args, ws(), {stream, pdl});
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
   }
-  return nodes;
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  Captured c;
+  if (graph == nullptr) return c;
+  EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &c.nodes), cudaSuccess);
+#if CUDART_VERSION >= 13000
+  auto const get_edges = [](auto... a) { return cudaGraphGetEdges(a...); };
+#else  // CUDA 12.3-12.9: the form with edge data is the _v2 one
+  auto const get_edges = [](auto... a) { return cudaGraphGetEdges_v2(a...); };
+#endif
+  EXPECT_EQ(get_edges(graph, (cudaGraphNode_t*)nullptr, (cudaGraphNode_t*)nullptr, (cudaGraphEdgeData*)nullptr, &c.edges),
+            cudaSuccess);
+  std::vector<cudaGraphNode_t> from(c.edges), to(c.edges);
+  std::vector<cudaGraphEdgeData> data(c.edges);
+  EXPECT_EQ(get_edges(graph, from.data(), to.data(), data.data(), &c.edges), cudaSuccess);
+  for (size_t e = 0; e < c.edges; ++e) c.programmatic += data[e].type == cudaGraphDependencyTypeProgrammatic;
+  cudaGraphDestroy(graph);
+  return c;
 }
 
 ::testing::AssertionResult DeviceAttention::matches_reference(bool check_lse, double lse_atol, double lse_rtol) const {

@@ -95,9 +95,21 @@ struct DeviceAttention {
   // kernels or single launch (merge_counters as the last call left them), synchronised;
   // returns output_bytes(). A failed call or sync is a test failure.
   std::vector<unsigned char> call_bytes(bool single, PdlMode pdl, cudaStream_t stream = nullptr);
-  // The kernels one call of args launches, counted in a graph captured on `stream` (a
-  // non-blocking one): 1 when single launch is taken, 2 for producer + reducer.
-  size_t kernels_per_call(cudaStream_t stream);
+  // A graph of `calls` calls of args captured on `stream` (a non-blocking one): its kernel
+  // nodes, its edges, and how many of those are programmatic (PDL) edges.
+  struct Captured {
+    size_t nodes = 0, edges = 0, programmatic = 0;
+    bool operator==(Captured const& o) const {
+      return nodes == o.nodes && edges == o.edges && programmatic == o.programmatic;
+    }
+    friend void PrintTo(Captured const& c, std::ostream* os) {
+      *os << c.nodes << " nodes, " << c.edges << " edges, " << c.programmatic << " programmatic";
+    }
+  };
+  Captured captured(cudaStream_t stream, PdlMode pdl, int calls);
+  // The kernels one call of args launches: 1 when single launch is taken, 2 for producer +
+  // reducer.
+  size_t kernels_per_call(cudaStream_t stream) { return captured(stream, PdlMode::kOn, 1).nodes; }
 
  private:
   AttnShape shape_;

@@ -61,31 +61,78 @@ ref::DecodeMetadataCase make_metadata_case(MetadataShape const& s) {
   return c;
 }
 
+namespace {
+
+// Elements a [rows, cols] view with these strides spans (0 when empty).
+size_t span(int64_t rows, int64_t cols, int64_t const* strides) {
+  if (rows == 0 || cols == 0) return 0;
+  return static_cast<size_t>((rows - 1) * strides[0] + (cols - 1) * strides[1] + 1);
+}
+
+// `v` at element stride `stride`, the gaps holding values drawn by `gap`.
+template <typename T, typename Gap>
+std::vector<T> spread(std::vector<int64_t> const& v, int64_t stride, Gap gap) {
+  std::vector<T> out(v.empty() ? 0 : (v.size() - 1) * stride + 1);
+  for (auto& x : out) x = static_cast<T>(gap());
+  for (size_t i = 0; i < v.size(); ++i) out[i * stride] = static_cast<T>(v[i]);
+  return out;
+}
+
+// A [rows, cols] matrix at these strides inside a buffer of `size` elements of `fill`.
+std::vector<int32_t> place(ref::IntMatrix const& m, int64_t rows, int64_t cols, int64_t const* strides, size_t size,
+                           int32_t fill) {
+  std::vector<int32_t> out(size, fill);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < cols; ++j) out[r * strides[0] + j * strides[1]] = m.at(r, j);
+  }
+  return out;
+}
+
+}  // namespace
+
 DeviceMetadata::DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape const& s) {
   int64_t const batch = static_cast<int64_t>(c.seq_lens.size());
   max_pages = (s.max_context + s.page_size - 1) / s.page_size + 3;
   if (s.aligned) max_pages = (max_pages + 3) / 4 * 4;
+  pt_strides[0] = swa_strides[0] = max_pages;
+  if (s.io_layout == 1) {
+    len_stride = 2;
+    pool_stride = 3;
+    pt_strides[0] = max_pages + 4;
+    swa_strides[0] = 1;
+    swa_strides[1] = std::max<int64_t>(batch, 1);
+  } else if (s.io_layout == 2) {
+    len_stride = 3;
+    pool_stride = 2;
+    pt_strides[0] = 2 * max_pages + 1;
+    pt_strides[1] = 2;
+    swa_strides[0] = max_pages + 5;
+  }
+  gap_seed = s.seed * 131 + 17;
   upload_inputs(c);
   cache_seqlens.resize(batch);
   cu_seqlens_k.resize(batch + 1);
-  page_table.resize(batch * max_pages);
-  if (s.swa) swa_page_table.resize(batch * max_pages);
+  page_table.resize(span(batch, max_pages, pt_strides));
+  if (s.swa) swa_page_table.resize(span(batch, max_pages, swa_strides));
   if (s.plan) num_kv_splits.resize(batch);
   error_flags.resize(1);
 
   DType const it = s.int64_inputs ? DType::kInt64 : DType::kInt32;
-  args.seq_lens = TensorView::contiguous(s.int64_inputs ? (void*)seq_lens64.get() : (void*)seq_lens32.get(), it, {batch});
-  args.req_pool_indices = TensorView::contiguous(s.int64_inputs ? (void*)pool64.get() : (void*)pool32.get(), it, {batch});
+  args.seq_lens = TensorView::strided(s.int64_inputs ? (void*)seq_lens64.get() : (void*)seq_lens32.get(), it, {batch},
+                                      {len_stride});
+  args.req_pool_indices = TensorView::strided(s.int64_inputs ? (void*)pool64.get() : (void*)pool32.get(), it, {batch},
+                                              {pool_stride});
   args.seq_len_delta = c.seq_len_delta;
   args.req_to_token = TensorView::strided(req_to_token.get(), DType::kInt32, {c.req_to_token.rows, c.req_to_token.cols},
                                           {c.req_to_token.row_stride, c.req_to_token.col_stride});
   args.page_size = c.page_size;
   args.cache_seqlens = TensorView::contiguous(cache_seqlens.get(), DType::kInt32, {batch});
   args.cu_seqlens_k = TensorView::contiguous(cu_seqlens_k.get(), DType::kInt32, {batch + 1});
-  args.page_table = TensorView::contiguous(page_table.get(), DType::kInt32, {batch, max_pages});
+  args.page_table = TensorView::strided(page_table.get(), DType::kInt32, {batch, max_pages}, {pt_strides[0], pt_strides[1]});
   if (s.swa) {
     args.full_to_swa = TensorView::contiguous(full_to_swa.get(), DType::kInt64, {(int64_t)c.full_to_swa.size()});
-    args.swa_page_table = TensorView::contiguous(swa_page_table.get(), DType::kInt32, {batch, max_pages});
+    args.swa_page_table =
+        TensorView::strided(swa_page_table.get(), DType::kInt32, {batch, max_pages}, {swa_strides[0], swa_strides[1]});
   }
   if (s.plan) {
     args.num_kv_splits = TensorView::contiguous(num_kv_splits.get(), DType::kInt32, {batch});
@@ -98,12 +145,17 @@ DeviceMetadata::DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape c
 }
 
 void DeviceMetadata::upload_inputs(ref::DecodeMetadataCase const& c) {
-  std::vector<int32_t> l32(c.seq_lens.begin(), c.seq_lens.end()), p32(c.req_pool_indices.begin(), c.req_pool_indices.end());
+  // Gaps between strided elements hold other valid lengths and rows: a kernel that ignored
+  // the stride would read those and build another valid table, which the comparison sees.
+  std::mt19937_64 rng(gap_seed);
+  int64_t const max_len = c.req_to_token.cols, rows = c.req_to_token.rows;
+  auto gap_len = [&] { return int64_t(rng() % uint64_t(max_len + 1)) - c.seq_len_delta; };
+  auto gap_row = [&] { return int64_t(rng() % uint64_t(rows)); };
   // Re-uploads keep the buffer addresses (same sizes), so a captured graph sees new values.
-  seq_lens64.upload(c.seq_lens);
-  pool64.upload(c.req_pool_indices);
-  seq_lens32.upload(l32);
-  pool32.upload(p32);
+  seq_lens64.upload(spread<int64_t>(c.seq_lens, len_stride, gap_len));
+  pool64.upload(spread<int64_t>(c.req_pool_indices, pool_stride, gap_row));
+  seq_lens32.upload(spread<int32_t>(c.seq_lens, len_stride, gap_len));
+  pool32.upload(spread<int32_t>(c.req_pool_indices, pool_stride, gap_row));
   req_to_token.upload(c.req_to_token.data);
   if (!c.full_to_swa.empty()) full_to_swa.upload(c.full_to_swa);
 }
@@ -123,17 +175,18 @@ ref::DecodeMetadataResult DeviceMetadata::expected(ref::DecodeMetadataCase const
 }
 
 ::testing::AssertionResult DeviceMetadata::matches(ref::DecodeMetadataResult const& want) const {
+  int64_t const batch = static_cast<int64_t>(cache_seqlens.size());
   auto r = equal_exact(cache_seqlens.download(), want.cache_seqlens, "cache_seqlens");
   if (r) r = equal_exact(cu_seqlens_k.download(), want.cu_seqlens_k, "cu_seqlens_k");
+  // Every element of the table buffers: the view's at its strides, the gaps still poisoned.
   if (r) {
-    std::vector<int32_t> pt = page_table.download();
-    std::vector<int32_t> want_pt(want.page_table.data.begin(), want.page_table.data.begin() + pt.size());
-    r = equal_exact(pt, want_pt, "page_table");
+    r = equal_exact(page_table.download(),
+                    place(want.page_table, batch, max_pages, pt_strides, page_table.size(), kPoison), "page_table");
   }
   if (r && swa_page_table.size()) {
-    std::vector<int32_t> pt = swa_page_table.download();
-    std::vector<int32_t> want_pt(want.swa_page_table.data.begin(), want.swa_page_table.data.begin() + pt.size());
-    r = equal_exact(pt, want_pt, "swa_page_table");
+    r = equal_exact(swa_page_table.download(),
+                    place(want.swa_page_table, batch, max_pages, swa_strides, swa_page_table.size(), kPoison),
+                    "swa_page_table");
   }
   if (r && num_kv_splits.size()) r = equal_exact(num_kv_splits.download(), want.num_kv_splits, "num_kv_splits");
   if (r) r = equal_exact(error_flags.download(), std::vector<int32_t>{want.error_flags}, "error_flags");

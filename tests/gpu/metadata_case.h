@@ -32,6 +32,14 @@ struct MetadataShape {
   int plan_q_len = 1;        // with plan: SplitPlanParams::q_len (draft tokens per request)
   int plan_head_dim = 0;     // with plan: SplitPlanParams::head_dim (0: 128)
   std::vector<int64_t> lens; // KV lengths (after delta) of the first requests; the edge set follows
+  // Views that are not packed (the kernels take any strides for these; vector outputs must be
+  // packed): 0 packed; 1 seq_lens stride 2, req_pool_indices stride 3, page_table rows padded
+  // by 4 columns (16-byte rows when `aligned`, so page 1 keeps the vector path), swa_page_table
+  // column-major (row stride 1, column stride batch); 2 seq_lens stride 3, req_pool_indices
+  // stride 2, page_table with column stride 2, swa_page_table rows padded by 5 columns. The
+  // gaps of the inputs hold other valid lengths and rows; the gaps of the outputs keep their
+  // poison (DeviceMetadata::matches checks every element of the buffers).
+  int io_layout = 0;
 };
 
 // Lengths: s.lens, then the edge set (0, 1, ps-1, ps, ps+1, max_context), then random; a random
@@ -44,6 +52,9 @@ struct DeviceMetadata {
   DeviceBuffer<int32_t> seq_lens32, pool32, req_to_token;
   DeviceBuffer<int32_t> cache_seqlens, cu_seqlens_k, page_table, swa_page_table, num_kv_splits, error_flags;
   int64_t max_pages = 0;
+  int64_t len_stride = 1, pool_stride = 1;  // element strides of seq_lens and req_pool_indices
+  int64_t pt_strides[2] = {0, 1}, swa_strides[2] = {0, 1};
+  uint64_t gap_seed = 0;  // the inputs' gap values (MetadataShape::io_layout)
   DecodeMetadataArgs args;
 
   DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape const& s);

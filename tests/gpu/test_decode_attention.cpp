@@ -510,36 +510,12 @@ TEST_F(DecodeAttention, CapturedCallsChainProgrammatically) {
   DeviceAttention d(s);
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  // (nodes, edges, programmatic edges) of a graph of two calls.
-  auto chain = [&](PdlMode pdl) {
-    cudaGraph_t graph = nullptr;
-    EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    for (int i = 0; i < 2; ++i) EXPECT_TRUE(decode_attention(d.args, d.ws(), {stream, pdl}).is_ok());
-    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    size_t nodes = 0, edges = 0, programmatic = 0;
-    if (graph != nullptr) {
-      EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
-#if CUDART_VERSION >= 13000
-      auto const get_edges = [](auto... a) { return cudaGraphGetEdges(a...); };
-#else  // CUDA 12.3-12.9: the form with edge data is the _v2 one
-      auto const get_edges = [](auto... a) { return cudaGraphGetEdges_v2(a...); };
-#endif
-      EXPECT_EQ(get_edges(graph, (cudaGraphNode_t*)nullptr, (cudaGraphNode_t*)nullptr, (cudaGraphEdgeData*)nullptr, &edges),
-                cudaSuccess);
-      std::vector<cudaGraphNode_t> from(edges), to(edges);
-      std::vector<cudaGraphEdgeData> data(edges);
-      EXPECT_EQ(get_edges(graph, from.data(), to.data(), data.data(), &edges), cudaSuccess);
-      for (size_t e = 0; e < edges; ++e) programmatic += data[e].type == cudaGraphDependencyTypeProgrammatic;
-      cudaGraphDestroy(graph);
-    }
-    return std::tuple{nodes, edges, programmatic};
-  };
   for (bool single : {false, true}) {
     SCOPED_TRACE(single ? "single launch" : "producer + reducer");
     d.call_bytes(single, PdlMode::kOn);  // sets single_launch and the counters in d.args
-    size_t const kernels = single ? 2 : 4;
-    EXPECT_EQ(chain(PdlMode::kOn), std::tuple(kernels, kernels - 1, kernels - 1));
-    EXPECT_EQ(chain(PdlMode::kOff), std::tuple(kernels, kernels - 1, size_t(0)));
+    size_t const kernels = single ? 2 : 4;  // two calls: (nodes, edges, programmatic edges)
+    EXPECT_EQ(d.captured(stream, PdlMode::kOn, 2), (DeviceAttention::Captured{kernels, kernels - 1, kernels - 1}));
+    EXPECT_EQ(d.captured(stream, PdlMode::kOff, 2), (DeviceAttention::Captured{kernels, kernels - 1, 0}));
   }
   CUDA_CHECK(cudaStreamDestroy(stream));
 }

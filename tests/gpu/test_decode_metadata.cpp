@@ -105,6 +105,66 @@ TEST_F(DecodeMetadata, ClampsAndReportsBadData) {
   }
 }
 
+// Each fault alone, at the first, a middle and the last request, on both page-table paths:
+// the flag must be exactly its bit (a pool index counts only where the request reads a page). In ClampsAndReportsBadData every bit has more than one
+// source, so a kernel that missed one of them would still pass there.
+TEST_F(DecodeMetadata, EachFaultAloneSetsItsBit) {
+  for (bool vec : {false, true}) {
+    MetadataShape s{.page_size = vec ? 1 : 4, .batch = 40, .max_context = 64, .aligned = vec, .swa = true,
+                    .seed = 21 + uint64_t(vec)};
+    ref::DecodeMetadataCase const clean = make_metadata_case(s);
+    {
+      DeviceMetadata d(clean, s);
+      ASSERT_EQ(d.expected(clean).error_flags, 0) << "the clean case must have no fault";
+    }
+    for (int b : {0, 17, 39}) {
+      // Bit 0: an invalid pool index of a request of length 0, whose row is never read.
+      int32_t const bits[] = {kMetadataLengthNegative, kMetadataLengthClamped, kMetadataPoolIndexInvalid,
+                              kMetadataSwaSlotInvalid, 0};
+      for (int32_t bit : bits) {
+        SCOPED_TRACE(std::string(vec ? "vector path" : "scalar path") + ", request " + std::to_string(b) + ", bit " +
+                     std::to_string(bit));
+        ref::DecodeMetadataCase c = clean;
+        if (bit == kMetadataLengthNegative) c.seq_lens[b] = -1;
+        if (bit == kMetadataLengthClamped) c.seq_lens[b] = 65;
+        if (bit == kMetadataPoolIndexInvalid || bit == 0) {
+          c.seq_lens[b] = bit == 0 ? 0 : 10;  // 0: no page is read, so the index is not either
+          c.req_pool_indices[b] = c.req_to_token.rows;
+        }
+        if (bit == kMetadataSwaSlotInvalid) {
+          c.seq_lens[b] = 64;  // the whole row, so the bad slot's page is read
+          c.req_to_token.at(c.req_pool_indices[b], 11 * s.page_size) = static_cast<int32_t>(c.full_to_swa.size());
+        }
+        DeviceMetadata d(c, s);
+        d.poison_outputs();
+        BATON_ASSERT_OK(build_decode_metadata(d.args));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        ref::DecodeMetadataResult const want = d.expected(c);
+        ASSERT_EQ(want.error_flags, bit);
+        EXPECT_TRUE(d.matches(want));
+      }
+    }
+  }
+}
+
+// Views that are not packed, on both page-table paths and at a larger page: lengths and pool
+// rows at strides 2 and 3 (their gaps hold other valid values), page tables with padded rows,
+// a column stride of 2 and column-major (MetadataShape::io_layout), with SWA, delta, the zero
+// fill, the split plan and early reads. The sweep rotates the layouts too; this covers each
+// with every option at once.
+TEST_F(DecodeMetadata, StridedInputsAndTables) {
+  for (int ps : {1, 16}) {
+    for (int layout : {1, 2}) {
+      for (bool early : {false, true}) {
+        SCOPED_TRACE("page " + std::to_string(ps) + ", layout " + std::to_string(layout) + (early ? ", early reads" : ""));
+        check_shape({.page_size = ps, .batch = 37, .max_context = ps * 300, .aligned = ps == 1, .swa = true,
+                     .delta = 2, .fill_columns = 300 + 3, .plan = true, .ctas_per_wave = early ? 264 : 0,
+                     .seed = uint64_t(ps * 10 + layout * 2 + early), .early_reads = early, .io_layout = layout});
+      }
+    }
+  }
+}
+
 // int64 lengths and pool indices past 2^31: a load that kept the low 32 bits would read a
 // length of 5 and pool row 1, valid, where the op must clamp the length to the row and report
 // both (kMetadataLengthClamped, kMetadataPoolIndexInvalid).
@@ -211,12 +271,13 @@ struct SweepParam {
   bool int64_inputs, strided, swa;
   int delta;
   bool early_reads;
+  int io_layout;  // MetadataShape::io_layout
 };
 
 void PrintTo(SweepParam const& p, std::ostream* os) {
   *os << "ps" << p.page_size << " batch " << p.batch << (p.int64_inputs ? " int64" : " int32")
       << (p.strided ? " strided" : " dense") << (p.swa ? " swa" : "") << " delta " << p.delta
-      << (p.early_reads ? " early reads" : "");
+      << (p.early_reads ? " early reads" : "") << " layout " << p.io_layout;
 }
 
 class DecodeMetadataSweep : public DecodeMetadata, public ::testing::WithParamInterface<SweepParam> {};
@@ -240,6 +301,7 @@ TEST_P(DecodeMetadataSweep, MatchesReference) {
   s.delta = p.delta;
   s.plan = p.batch == 7;
   s.early_reads = p.early_reads;
+  s.io_layout = p.io_layout;
   s.seed = uint64_t(p.page_size) * 7919 + p.batch * 31 + p.int64_inputs * 2 + p.swa * 5 + p.strided * 11;
   check_shape(s);
 }
@@ -248,7 +310,9 @@ std::vector<SweepParam> sweep_params() {
   std::vector<SweepParam> out;
   // Per (page size, batch), the four (swa, int64) cases take the four (strided, delta) pairs
   // in a rotation that moves with the page size and the batch, so every combination of the four
-  // axes occurs across the sweep; early reads in a third of the cases, at every page size.
+  // axes occurs across the sweep; early reads in a third of the cases, at every page size; the
+  // three I/O layouts (strided lengths and pool rows, padded, strided and column-major tables)
+  // rotate apart from early reads.
   int cell = 0;
   for (int ps = 1; ps <= 256; ps *= 2) {
     for (int batch : {1, 7, 256, 1000}) {
@@ -256,7 +320,8 @@ std::vector<SweepParam> sweep_params() {
         bool const swa = j & 2, i64 = j & 1;
         int const k = (j + cell) % 4;
         bool const early = (j + cell) % 3 == 0;
-        out.push_back({ps, batch, i64, (k & 1) != 0, swa, (k & 2) ? 3 : 0, early});
+        int const layout = (j + 2 * cell + 1) % 3;
+        out.push_back({ps, batch, i64, (k & 1) != 0, swa, (k & 2) ? 3 : 0, early, layout});
       }
       ++cell;
     }
@@ -268,7 +333,7 @@ std::string sweep_name(::testing::TestParamInfo<SweepParam> const& info) {
   SweepParam const& p = info.param;
   return "ps" + std::to_string(p.page_size) + "_b" + std::to_string(p.batch) + (p.int64_inputs ? "_i64" : "_i32") +
          (p.strided ? "_strided" : "_dense") + (p.swa ? "_swa" : "") + "_d" + std::to_string(p.delta) +
-         (p.early_reads ? "_early" : "");
+         (p.early_reads ? "_early" : "") + (p.io_layout ? "_L" + std::to_string(p.io_layout) : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeded, DecodeMetadataSweep, ::testing::ValuesIn(sweep_params()), sweep_name);

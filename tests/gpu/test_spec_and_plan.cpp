@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,61 +50,84 @@ ref::SpecPageTableCase make_spec_case(SpecShape const& s) {
   return c;
 }
 
+// A spec case's device buffers and views; lengths and starts as int64 or int32 views.
+struct DeviceSpec {
+  DeviceBuffer<int64_t> la64, lb64, st64;
+  DeviceBuffer<int32_t> la32, lb32, st32, committed, draft, page_table, lens, cu, flags;
+  int64_t rows = 0;
+  SpecPageTableArgs a;
+
+  DeviceSpec(ref::SpecPageTableCase const& c, int64_t max_cols, bool int64_lens) {
+    rows = c.committed.rows * c.num_draft_tokens;
+    DType const it = int64_lens ? DType::kInt64 : DType::kInt32;
+    auto upload_index = [&](std::vector<int64_t> const& v, DeviceBuffer<int64_t>& b64, DeviceBuffer<int32_t>& b32) {
+      b64.upload(v);
+      b32.upload(std::vector<int32_t>(v.begin(), v.end()));
+      return TensorView::contiguous(int64_lens ? (void*)b64.get() : (void*)b32.get(), it, {(int64_t)v.size()});
+    };
+    committed.upload(c.committed.data);
+    draft.upload(c.draft.data);
+    page_table.resize(rows * max_cols);
+    lens.resize(rows);
+    cu.resize(rows + 1);
+    flags.resize(1);
+    a.num_draft_tokens = c.num_draft_tokens;
+    a.committed = TensorView::strided(committed.get(), DType::kInt32, {c.committed.rows, c.committed.cols},
+                                      {c.committed.row_stride, c.committed.col_stride});
+    a.committed_lens = upload_index(c.committed_lens, la64, la32);
+    if (!c.start.empty()) a.start = upload_index(c.start, st64, st32);
+    a.draft = TensorView::strided(draft.get(), DType::kInt32, {c.draft.rows, c.draft.cols},
+                                  {c.draft.row_stride, c.draft.col_stride});
+    a.draft_lens = upload_index(c.draft_lens, lb64, lb32);
+    a.page_table = TensorView::contiguous(page_table.get(), DType::kInt32, {rows, max_cols});
+    a.cache_seqlens = TensorView::contiguous(lens.get(), DType::kInt32, {rows});
+    a.cu_seqlens_k = TensorView::contiguous(cu.get(), DType::kInt32, {rows + 1});
+    a.error_flags = TensorView::contiguous(flags.get(), DType::kInt32, {1});
+    // Empty views get null data, as PyTorch's (IntMatrix keeps one element even when empty).
+    if (a.committed.numel() == 0) a.committed.data = nullptr;
+    if (a.draft.numel() == 0) a.draft.data = nullptr;
+  }
+  void poison() {
+    page_table.poison(0xAB);
+    lens.poison(0xAB);
+    cu.poison(0xAB);
+    flags.poison(0);
+  }
+  // The reference over poisoned outputs.
+  ref::SpecPageTableResult expected(ref::SpecPageTableCase const& c) const {
+    ref::SpecPageTableResult want;
+    int64_t const max_cols = a.page_table.shape[1];
+    want.page_table = ref::IntMatrix::make(rows, max_cols, max_cols, 1, kPoison);
+    ref::build_spec_page_table(c, want);
+    want.page_table.data.resize(page_table.size());  // IntMatrix keeps one element even when empty
+    return want;
+  }
+  ::testing::AssertionResult matches(ref::SpecPageTableResult const& want) const {
+    auto r = equal_exact(page_table.download(), want.page_table.data, "page_table");
+    if (r) r = equal_exact(lens.download(), want.cache_seqlens, "cache_seqlens");
+    if (r) r = equal_exact(cu.download(), want.cu_seqlens_k, "cu_seqlens_k");
+    if (r) r = equal_exact(flags.download(), std::vector<int32_t>{want.error_flags}, "error_flags");
+    return r;
+  }
+};
+
 class SpecPageTable : public GpuTest, public ::testing::WithParamInterface<SpecShape> {};
 
 TEST_P(SpecPageTable, MatchesReference) {
   SpecShape const s = GetParam();
   ref::SpecPageTableCase c = make_spec_case(s);
-  int64_t const rows = int64_t(s.batch) * s.draft_tokens;
-  DType const it = s.int64_lens ? DType::kInt64 : DType::kInt32;
-  auto upload_index = [&](std::vector<int64_t> const& v, DeviceBuffer<int64_t>& b64, DeviceBuffer<int32_t>& b32) {
-    b64.upload(v);
-    b32.upload(std::vector<int32_t>(v.begin(), v.end()));
-    return TensorView::contiguous(s.int64_lens ? (void*)b64.get() : (void*)b32.get(), it, {(int64_t)v.size()});
-  };
-  DeviceBuffer<int64_t> la64, lb64, st64;
-  DeviceBuffer<int32_t> la32, lb32, st32;
-  auto committed = DeviceBuffer<int32_t>::from(c.committed.data);
-  auto draft = DeviceBuffer<int32_t>::from(c.draft.data);
-  DeviceBuffer<int32_t> page_table(rows * s.max_cols), lens(rows), cu(rows + 1), flags(1);
-
-  SpecPageTableArgs a;
-  a.num_draft_tokens = s.draft_tokens;
-  a.committed = TensorView::strided(committed.get(), DType::kInt32, {s.batch, s.width_a},
-                                    {c.committed.row_stride, c.committed.col_stride});
-  a.committed_lens = upload_index(c.committed_lens, la64, la32);
-  if (s.with_start) a.start = upload_index(c.start, st64, st32);
-  a.draft = TensorView::contiguous(draft.get(), DType::kInt32, {rows, s.width_b});
-  a.draft_lens = upload_index(c.draft_lens, lb64, lb32);
-  a.page_table = TensorView::contiguous(page_table.get(), DType::kInt32, {rows, s.max_cols});
-  a.cache_seqlens = TensorView::contiguous(lens.get(), DType::kInt32, {rows});
-  a.cu_seqlens_k = TensorView::contiguous(cu.get(), DType::kInt32, {rows + 1});
-  a.error_flags = TensorView::contiguous(flags.get(), DType::kInt32, {1});
-
-  // Empty views get null data, as PyTorch's (IntMatrix keeps one element even when empty).
-  if (a.committed.numel() == 0) a.committed.data = nullptr;
-  if (a.draft.numel() == 0) a.draft.data = nullptr;
-  if (rows == 0) {  // every view but cu_seqlens_k and error_flags is empty
+  DeviceSpec d(c, s.max_cols, s.int64_lens);
+  SpecPageTableArgs const& a = d.a;
+  if (d.rows == 0) {  // every view but cu_seqlens_k and error_flags is empty
     for (TensorView const* t : {&a.committed, &a.committed_lens, &a.start, &a.draft, &a.draft_lens, &a.page_table,
                                 &a.cache_seqlens}) {
       ASSERT_EQ(t->data, nullptr);
     }
   }
-  page_table.poison(0xAB);
-  lens.poison(0xAB);
-  cu.poison(0xAB);
-  flags.poison(0);
+  d.poison();
   BATON_ASSERT_OK(build_spec_page_table(a));
   CUDA_CHECK(cudaDeviceSynchronize());
-
-  ref::SpecPageTableResult want;
-  want.page_table = ref::IntMatrix::make(rows, s.max_cols, s.max_cols, 1, kPoison);
-  ref::build_spec_page_table(c, want);
-  want.page_table.data.resize(page_table.size());  // IntMatrix keeps one element even when empty
-  EXPECT_TRUE(equal_exact(page_table.download(), want.page_table.data, "page_table"));
-  EXPECT_TRUE(equal_exact(lens.download(), want.cache_seqlens, "cache_seqlens"));
-  EXPECT_TRUE(equal_exact(cu.download(), want.cu_seqlens_k, "cu_seqlens_k"));
-  EXPECT_TRUE(equal_exact(flags.download(), std::vector<int32_t>{want.error_flags}, "error_flags"));
+  EXPECT_TRUE(d.matches(d.expected(c)));
 
   // pdl-contract.md rule 7: the same bits with PDL on/off, eager and in a graph.
   auto bytes_of = [](std::vector<int32_t> const& v) {
@@ -111,16 +135,10 @@ TEST_P(SpecPageTable, MatchesReference) {
                                       reinterpret_cast<unsigned char const*>(v.data() + v.size()));
   };
   auto runs = run_pdl_and_graph_configs(
-      [&](cudaStream_t stream, PdlMode pdl) { return build_spec_page_table(a, {stream, pdl}); },
+      [&](cudaStream_t stream, PdlMode pdl) { return build_spec_page_table(a, {stream, pdl}); }, [&] { d.poison(); },
       [&] {
-        page_table.poison(0xAB);
-        lens.poison(0xAB);
-        cu.poison(0xAB);
-        flags.poison(0);
-      },
-      [&] {
-        std::vector<unsigned char> all = bytes_of(page_table.download());
-        for (auto const& v : {lens.download(), cu.download(), flags.download()}) {
+        std::vector<unsigned char> all = bytes_of(d.page_table.download());
+        for (auto const& v : {d.lens.download(), d.cu.download(), d.flags.download()}) {
           std::vector<unsigned char> b = bytes_of(v);
           all.insert(all.end(), b.begin(), b.end());
         }
@@ -146,6 +164,61 @@ INSTANTIATE_TEST_SUITE_P(
              (s.with_start ? "_start" : "") + (s.lens_per_row ? "_perrow" : "") + (s.int64_lens ? "_i64" : "_i32") +
              (s.strided ? "_strided" : "");
     });
+
+// Lengths and starts at their edges, int64 and int32: negative lengths (each part alone, then
+// both), lengths past the table, starts below 0 (the columns before the row read 0), far below
+// it, past the row's width and at INT64_MAX (start + column must not wrap into the row). Every
+// fault alone at the first, a middle and the last row, so no other row's fault sets its bit.
+class SpecPageTableEdges : public GpuTest {};
+
+TEST_F(SpecPageTableEdges, NegativeAndHugeLengthsAndStarts) {
+  int64_t const max_cols = 40, width_a = 24;
+  SpecShape const s{4, 3, width_a, 8, max_cols, true, true, true, false, 77};
+  ref::SpecPageTableCase const base = make_spec_case(s);
+  int64_t const rows = 12;
+  for (bool i64 : {true, false}) {
+    int64_t const big = i64 ? INT64_MAX : INT32_MAX, small = i64 ? INT64_MIN : INT32_MIN;
+    struct Edit {
+      char const* what;
+      int32_t bit;
+      std::function<void(ref::SpecPageTableCase&, int64_t)> apply;
+    };
+    std::vector<Edit> const edits = {
+        {"committed length -1", kMetadataLengthNegative, [](auto& c, int64_t m) { c.committed_lens[m] = -1; }},
+        {"committed length min", kMetadataLengthNegative, [&](auto& c, int64_t m) { c.committed_lens[m] = small; }},
+        {"draft length -1", kMetadataLengthNegative, [](auto& c, int64_t m) { c.draft_lens[m] = -1; }},
+        {"draft length min", kMetadataLengthNegative, [&](auto& c, int64_t m) { c.draft_lens[m] = small; }},
+        {"committed length past the table", kMetadataLengthClamped,
+         [&](auto& c, int64_t m) { c.committed_lens[m] = max_cols + 1; }},
+        {"committed length max", kMetadataLengthClamped, [&](auto& c, int64_t m) { c.committed_lens[m] = big; }},
+        {"draft length past what is left", kMetadataLengthClamped, [&](auto& c, int64_t m) {
+           c.committed_lens[m] = 30;
+           c.draft_lens[m] = 11;
+         }},
+        {"start -3", 0, [](auto& c, int64_t m) { c.start[m] = -3; c.committed_lens[m] = 10; }},
+        {"start far below", 0, [&](auto& c, int64_t m) { c.start[m] = small; c.committed_lens[m] = 10; }},
+        {"start past the width", 0, [&](auto& c, int64_t m) { c.start[m] = width_a - 2; c.committed_lens[m] = 10; }},
+        {"start max", 0, [&](auto& c, int64_t m) { c.start[m] = big; c.committed_lens[m] = 10; }},
+    };
+    for (Edit const& e : edits) {
+      for (int64_t m : {int64_t(0), int64_t(5), rows - 1}) {
+        SCOPED_TRACE(std::string(e.what) + ", row " + std::to_string(m) + (i64 ? ", int64" : ", int32"));
+        ref::SpecPageTableCase c = base;
+        for (auto& l : c.committed_lens) l = std::min<int64_t>(std::max<int64_t>(l, 0), 20);  // no fault elsewhere
+        for (auto& l : c.draft_lens) l = std::min<int64_t>(l, 8);
+        for (auto& v : c.start) v = std::min<int64_t>(v, 4);
+        e.apply(c, m);
+        DeviceSpec d(c, max_cols, i64);
+        d.poison();
+        BATON_ASSERT_OK(build_spec_page_table(d.a));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        ref::SpecPageTableResult const want = d.expected(c);
+        ASSERT_EQ(want.error_flags, e.bit);
+        EXPECT_TRUE(d.matches(want));
+      }
+    }
+  }
+}
 
 // ---- plan_kv_splits ------------------------------------------------------------------------
 

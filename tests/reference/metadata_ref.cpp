@@ -227,8 +227,8 @@ void build_spec_page_table(SpecPageTableCase const& in, SpecPageTableResult& out
     int64_t const len_b = clamp_len(in.draft_lens[m], max_cols - len_a, out.error_flags);
     int64_t const start = in.start.empty() ? 0 : in.start[m];
     for (int64_t n = 0; n < len_a; ++n) {
-      int64_t const src = start + n;
-      out.page_table.at(m, n) = (src >= 0 && src < in.committed.cols) ? in.committed.at(a_row, src) : 0;
+      bool const inside = start >= -n && start < in.committed.cols - n;  // start + n, without overflow
+      out.page_table.at(m, n) = inside ? in.committed.at(a_row, start + n) : 0;
     }
     for (int64_t n = 0; n < len_b; ++n) {
       out.page_table.at(m, len_a + n) = n < in.draft.cols ? in.draft.at(m, n) : 0;
