@@ -101,9 +101,10 @@ struct SplitPlanParams {
 // ---- build_decode_metadata ------------------------------------------------------------
 struct DecodeMetadataArgs {
   // inputs
-  TensorView seq_lens;          // [batch_size] int32 | int64, tokens already cached
-  int64_t seq_len_delta = 0;    // added to every length (draft step + 1 in spec decoding)
-  TensorView req_pool_indices;  // [batch_size] int32 | int64, row of req_to_token
+  TensorView seq_lens;          // [batch_size] int32 | int64, any stride, tokens already cached
+  int64_t seq_len_delta = 0;    // added to every length (draft step + 1 in spec decoding); the
+                                // sum saturates at the int64 limits before it is clamped
+  TensorView req_pool_indices;  // [batch_size] int32 | int64, any stride, row of req_to_token
   TensorView req_to_token;      // [num_rows, max_context] int32, any strides
   int page_size = 1;            // power of two in [1, 256]
   TensorView full_to_swa;       // optional [pool_size] int64, stride 1, full slot -> SWA slot; a negative
@@ -111,11 +112,11 @@ struct DecodeMetadataArgs {
                                 // slot outside [-pool_size, pool_size) sets kMetadataSwaSlotInvalid
   // outputs (int32, caller-owned, fixed addresses; no two outputs and no output and input may
   // overlap -- so not in place over seq_lens -- and no two table elements may share an address)
-  TensorView cache_seqlens;     // [batch_size]
-  TensorView cu_seqlens_k;      // [batch_size + 1]
-  TensorView page_table;        // [batch_size, max_pages], max_pages >= ceil(max_context / page_size)
-  TensorView swa_page_table;    // optional, [batch_size, max_pages] (with full_to_swa)
-  TensorView num_kv_splits;     // optional [batch_size]; needs split_plan
+  TensorView cache_seqlens;     // [batch_size], stride 1
+  TensorView cu_seqlens_k;      // [batch_size + 1], stride 1
+  TensorView page_table;        // [batch_size, max_pages], any strides, max_pages >= ceil(max_context / page_size)
+  TensorView swa_page_table;    // optional, [batch_size, max_pages], any strides (with full_to_swa)
+  TensorView num_kv_splits;     // optional [batch_size], stride 1; needs split_plan
   SplitPlanParams split_plan;
   // Columns past a request's page count are left untouched; with fill_columns > 0 they are
   // written with 0 up to column fill_columns (exclusive, <= max_pages).
@@ -143,13 +144,13 @@ struct SpecPageTableArgs {
   int num_draft_tokens = 1;     // R
   TensorView committed;         // A: [batch_size, width_a] int32, any strides
   TensorView committed_lens;    // [batch_size] or [batch_size * R] int32 | int64 (lenA)
-  TensorView start;             // optional [batch_size * R] int32 | int64; default 0
+  TensorView start;             // optional [batch_size * R] int32 | int64; default 0; may be < 0
   TensorView draft;             // [batch_size * R, width_b] int32, any strides
   TensorView draft_lens;        // [batch_size * R] int32 | int64
   // outputs (int32; none may overlap another output or an input)
-  TensorView page_table;        // [batch_size * R, max_cols]
-  TensorView cache_seqlens;     // [batch_size * R] = lenA + len_draft (clamped to max_cols)
-  TensorView cu_seqlens_k;      // [batch_size * R + 1]
+  TensorView page_table;        // [batch_size * R, max_cols], any strides
+  TensorView cache_seqlens;     // [batch_size * R], stride 1: lenA + len_draft (clamped to max_cols)
+  TensorView cu_seqlens_k;      // [batch_size * R + 1], stride 1
   TensorView error_flags;       // optional [1] int32
 };
 

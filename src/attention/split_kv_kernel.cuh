@@ -70,7 +70,7 @@
 // asserts cache_seqlens, page_table and num_kv_splits were written before the step's PDL
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
-// (a warp with kStages or kStages + 1 tiles, or with more when a reducer follows: the first
+// (a warp with kStages or kStages + 1 tiles, or with more unless single launch is taken: the first
 // kStages - 1, and its last ring tile after the wait, behind q; with several row chunks per kv
 // head a warp of more tiles keeps its last two for after the wait, and so does a paired-form
 // warp of exactly kStages + 1 tiles), before the wait -- in a

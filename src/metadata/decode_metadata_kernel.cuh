@@ -73,7 +73,7 @@ struct DecodeMetadataParams {
 struct DecodeLength {
   DecodeMetadataParams const& p;
   __device__ int64_t operator()(int b, int32_t& bits) const {
-    return clamp_length(p.seq_lens.load(b) + p.seq_len_delta, p.max_context, bits);
+    return clamp_length(add_sat(p.seq_lens.load(b), p.seq_len_delta), p.max_context, bits);
   }
 };
 
@@ -115,7 +115,7 @@ __device__ __forceinline__ Item open_item(DecodeMetadataParams const& p, int ite
   int64_t const raw_len = p.seq_lens.load(it.b);
   int64_t row = p.req_pool_indices.load(it.b);
   int32_t ignored = 0;  // CTA 0 reports clamped lengths
-  int64_t const len = clamp_length(raw_len + p.seq_len_delta, p.max_context, ignored);
+  int64_t const len = clamp_length(add_sat(raw_len, p.seq_len_delta), p.max_context, ignored);
   it.num_pages = (len + (int64_t(1) << p.page_shift) - 1) >> p.page_shift;
   int64_t const cols_end = it.num_pages > p.fill_columns ? it.num_pages : p.fill_columns;
   it.active = it.col0 < cols_end;  // uniform across the CTA

@@ -44,6 +44,14 @@ __device__ __forceinline__ int64_t clamp_length(int64_t len, int64_t max_len, in
   return len;
 }
 
+// a + b, saturated at the int64 limits (a length near INT64_MAX plus seq_len_delta must clamp
+// as "past the row", not overflow, which is undefined and in practice reads as negative).
+__device__ __forceinline__ int64_t add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
+}
+
 __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Exclusive scan over the CTA's kThreads values; *total gets the CTA sum. Ends with a barrier

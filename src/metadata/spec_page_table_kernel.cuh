@@ -5,7 +5,7 @@
 //   len_a = committed_lens[m / R] (or [m] when given per row), s = start[m] (default 0)
 //   page_table[m, n] = committed[m / R, s + n]         for n < len_a
 //                    = draft[m, n - len_a]             for len_a <= n < len_a + draft_lens[m]
-//   a source column past its row's width reads 0; columns past the total are untouched.
+//   a source column outside [0, its row's width) reads 0; columns past the total are untouched.
 //   cache_seqlens[m] = min(len_a + draft_lens[m], max_cols), cu_seqlens_k its exclusive scan.
 //
 // Grid map: CTA 0 writes lengths and the prefix sum; CTAs 1..G-1 loop over work items
@@ -95,8 +95,8 @@ __global__ void __launch_bounds__(kThreads)
       int64_t const n = col0 + threadIdx.x + k * kThreads;
       int32_t v = 0;
       if (n < r.len_a) {
-        // start + n in [0, width_a), compared without forming the sum: a start near INT64_MAX
-        // must not wrap into the row (0 <= n < 2^31, so neither side overflows).
+        // start + n in [0, width_a), compared without forming the sum, which is past the int64
+        // range (undefined) for a start near INT64_MAX (0 <= n < 2^31: neither side overflows).
         if (r.start >= -n && r.start < p.width_a - n) v = row_a[(r.start + n) * p.a_col_stride];
       } else if (n < total) {
         int64_t const src = n - r.len_a;

@@ -54,6 +54,24 @@ TEST(DecodeMetadataReference, FillAndSwaAndClamping) {
   EXPECT_EQ(out.error_flags, 1 | 2);  // the bad pool row has no pages, so it is not reported
 }
 
+// A length plus seq_len_delta past the int64 range saturates: INT64_MAX - 1 + 3 is past the
+// row (clamped), INT64_MIN + 1 - 3 below 0 (negative), never a wrapped sum of the other sign.
+TEST(DecodeMetadataReference, LengthPlusDeltaSaturates) {
+  for (int64_t delta : {3, -3}) {
+    DecodeMetadataCase c;
+    c.seq_lens = {delta > 0 ? INT64_MAX - 1 : INT64_MIN + 1, 5};
+    c.seq_len_delta = delta;
+    c.req_pool_indices = {0, 0};
+    c.page_size = 1;
+    c.req_to_token = IntMatrix::make(1, 8, 8, 1, 0);
+    DecodeMetadataResult out;
+    out.page_table = IntMatrix::make(2, 8, 8, 1, -7);
+    build_decode_metadata(c, out);
+    EXPECT_EQ(out.cache_seqlens[0], delta > 0 ? 8 : 0) << "delta " << delta;
+    EXPECT_EQ(out.error_flags, delta > 0 ? 2 : 1) << "delta " << delta;  // clamped, or negative
+  }
+}
+
 TEST(PlanKvSplitsReference, UniformBatchFillsTheGpu) {
   // max = min = 1000: s1 = 1; cores = int(132 * log2(1000/64)) = 523; grid = 2 * 8 = 16;
   // s2 = min(ceil(523/16), 16) = 16; c2 = 63; splits = ceil(1000/63) = 16.
@@ -279,9 +297,9 @@ TEST(SpecPageTableReference, HandWorkedExample) {
   EXPECT_EQ(out.cu_seqlens_k, (std::vector<int32_t>{0, 3, 7, 10, 16}));
 }
 
-// Starts below 0 and past the row read 0 where the source column falls outside [0, width);
-// a start of INT64_MAX must not wrap into the row (start + n overflows int64); negative
-// lengths give 0 columns and their bit.
+// Starts below 0 and past the row read 0 where the source column falls outside [0, width),
+// INT64_MAX included (start + n is past the int64 range: compared without forming the sum,
+// since signed overflow is undefined); negative lengths give 0 columns and their bit.
 TEST(SpecPageTableReference, StartsAndLengthsAtTheirEdges) {
   SpecPageTableCase c;
   c.num_draft_tokens = 1;

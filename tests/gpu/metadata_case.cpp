@@ -78,16 +78,6 @@ std::vector<T> spread(std::vector<int64_t> const& v, int64_t stride, Gap gap) {
   return out;
 }
 
-// A [rows, cols] matrix at these strides inside a buffer of `size` elements of `fill`.
-std::vector<int32_t> place(ref::IntMatrix const& m, int64_t rows, int64_t cols, int64_t const* strides, size_t size,
-                           int32_t fill) {
-  std::vector<int32_t> out(size, fill);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < cols; ++j) out[r * strides[0] + j * strides[1]] = m.at(r, j);
-  }
-  return out;
-}
-
 }  // namespace
 
 DeviceMetadata::DeviceMetadata(ref::DecodeMetadataCase const& c, MetadataShape const& s) {
@@ -168,26 +158,24 @@ void DeviceMetadata::poison_outputs() {
 ref::DecodeMetadataResult DeviceMetadata::expected(ref::DecodeMetadataCase const& c) const {
   int64_t const batch = static_cast<int64_t>(c.seq_lens.size());
   ref::DecodeMetadataResult r;
-  r.page_table = ref::IntMatrix::make(batch, max_pages, max_pages, 1, kPoison);
-  r.swa_page_table = ref::IntMatrix::make(batch, max_pages, max_pages, 1, kPoison);
+  // At the device tables' strides, so that the whole buffers compare, gaps included.
+  r.page_table = ref::IntMatrix::make(batch, max_pages, pt_strides[0], pt_strides[1], kPoison);
+  r.swa_page_table = ref::IntMatrix::make(batch, max_pages, swa_strides[0], swa_strides[1], kPoison);
   ref::build_decode_metadata(c, r);
   return r;
 }
 
 ::testing::AssertionResult DeviceMetadata::matches(ref::DecodeMetadataResult const& want) const {
-  int64_t const batch = static_cast<int64_t>(cache_seqlens.size());
   auto r = equal_exact(cache_seqlens.download(), want.cache_seqlens, "cache_seqlens");
   if (r) r = equal_exact(cu_seqlens_k.download(), want.cu_seqlens_k, "cu_seqlens_k");
-  // Every element of the table buffers: the view's at its strides, the gaps still poisoned.
-  if (r) {
-    r = equal_exact(page_table.download(),
-                    place(want.page_table, batch, max_pages, pt_strides, page_table.size(), kPoison), "page_table");
-  }
-  if (r && swa_page_table.size()) {
-    r = equal_exact(swa_page_table.download(),
-                    place(want.swa_page_table, batch, max_pages, swa_strides, swa_page_table.size(), kPoison),
-                    "swa_page_table");
-  }
+  // Every element of the table buffers: the view's at its strides, the gaps still poisoned
+  // (expected() lays the reference out at the same strides; IntMatrix keeps one element even
+  // when empty).
+  auto table = [](DeviceBuffer<int32_t> const& got, ref::IntMatrix const& m, char const* what) {
+    return equal_exact(got.download(), std::vector<int32_t>(m.data.begin(), m.data.begin() + got.size()), what);
+  };
+  if (r) r = table(page_table, want.page_table, "page_table");
+  if (r && swa_page_table.size()) r = table(swa_page_table, want.swa_page_table, "swa_page_table");
   if (r && num_kv_splits.size()) r = equal_exact(num_kv_splits.download(), want.num_kv_splits, "num_kv_splits");
   if (r) r = equal_exact(error_flags.download(), std::vector<int32_t>{want.error_flags}, "error_flags");
   return r;

@@ -118,7 +118,7 @@ TEST_F(DecodeMetadata, EachFaultAloneSetsItsBit) {
       ASSERT_EQ(d.expected(clean).error_flags, 0) << "the clean case must have no fault";
     }
     for (int b : {0, 17, 39}) {
-      // Bit 0: an invalid pool index of a request of length 0, whose row is never read.
+      // No bit (0): an invalid pool index of a request of length 0, whose row is never read.
       int32_t const bits[] = {kMetadataLengthNegative, kMetadataLengthClamped, kMetadataPoolIndexInvalid,
                               kMetadataSwaSlotInvalid, 0};
       for (int32_t bit : bits) {
@@ -149,17 +149,19 @@ TEST_F(DecodeMetadata, EachFaultAloneSetsItsBit) {
 
 // Views that are not packed, on both page-table paths and at a larger page: lengths and pool
 // rows at strides 2 and 3 (their gaps hold other valid values), page tables with padded rows,
-// a column stride of 2 and column-major (MetadataShape::io_layout), with SWA, delta, the zero
-// fill, the split plan and early reads. The sweep rotates the layouts too; this covers each
-// with every option at once.
+// a column stride of 2 and column-major (MetadataShape::io_layout), with and without SWA (page 1
+// without it: the vector path's 16-byte stores into padded rows), with delta, the zero fill,
+// the split plan and, in half the cases, early reads. The sweep rotates the layouts too.
 TEST_F(DecodeMetadata, StridedInputsAndTables) {
   for (int ps : {1, 16}) {
     for (int layout : {1, 2}) {
-      for (bool early : {false, true}) {
-        SCOPED_TRACE("page " + std::to_string(ps) + ", layout " + std::to_string(layout) + (early ? ", early reads" : ""));
-        check_shape({.page_size = ps, .batch = 37, .max_context = ps * 300, .aligned = ps == 1, .swa = true,
+      for (bool swa : {false, true}) {  // page 1 without SWA: the vector path's 16-byte stores
+        bool const early = swa == (layout == 1);
+        SCOPED_TRACE("page " + std::to_string(ps) + ", layout " + std::to_string(layout) + (swa ? ", swa" : "") +
+                     (early ? ", early reads" : ""));
+        check_shape({.page_size = ps, .batch = 37, .max_context = ps * 300, .aligned = ps == 1, .swa = swa,
                      .delta = 2, .fill_columns = 300 + 3, .plan = true, .ctas_per_wave = early ? 264 : 0,
-                     .seed = uint64_t(ps * 10 + layout * 2 + early), .early_reads = early, .io_layout = layout});
+                     .seed = uint64_t(ps * 10 + layout * 2 + swa), .early_reads = early, .io_layout = layout});
       }
     }
   }
@@ -167,20 +169,38 @@ TEST_F(DecodeMetadata, StridedInputsAndTables) {
 
 // int64 lengths and pool indices past 2^31: a load that kept the low 32 bits would read a
 // length of 5 and pool row 1, valid, where the op must clamp the length to the row and report
-// both (kMetadataLengthClamped, kMetadataPoolIndexInvalid).
+// both (kMetadataLengthClamped, kMetadataPoolIndexInvalid). Then lengths at the int64 limits
+// with seq_len_delta: INT64_MAX - 1 + 3 must clamp to the row, INT64_MIN + 1 - 3 to 0, where a
+// wrapped sum would give the other bit and the other length.
 TEST_F(DecodeMetadata, Int64InputsPastTwoToTheThirtyOne) {
   MetadataShape s{.page_size = 16, .batch = 4, .max_context = 256, .int64_inputs = true, .seed = 9};
   ref::DecodeMetadataCase c = make_metadata_case(s);
   c.seq_lens = {(int64_t(1) << 32) + 5, 100, 7, 256};
   c.req_pool_indices[2] = (int64_t(1) << 32) + 1;
-  DeviceMetadata d(c, s);
-  d.poison_outputs();
-  BATON_ASSERT_OK(build_decode_metadata(d.args));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  ref::DecodeMetadataResult const want = d.expected(c);
-  EXPECT_EQ(want.error_flags, kMetadataLengthClamped | kMetadataPoolIndexInvalid);
-  EXPECT_EQ(want.cache_seqlens[0], 256);
-  EXPECT_TRUE(d.matches(want));
+  {
+    DeviceMetadata d(c, s);
+    d.poison_outputs();
+    BATON_ASSERT_OK(build_decode_metadata(d.args));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    ref::DecodeMetadataResult const want = d.expected(c);
+    EXPECT_EQ(want.error_flags, kMetadataLengthClamped | kMetadataPoolIndexInvalid);
+    EXPECT_EQ(want.cache_seqlens[0], 256);
+    EXPECT_TRUE(d.matches(want));
+  }
+  c.req_pool_indices[2] = 1;
+  for (int64_t delta : {3, -3}) {
+    SCOPED_TRACE("delta " + std::to_string(delta));
+    c.seq_len_delta = delta;
+    c.seq_lens = {delta > 0 ? INT64_MAX - 1 : INT64_MIN + 1, 100, 7, 250};
+    DeviceMetadata d(c, s);
+    d.poison_outputs();
+    BATON_ASSERT_OK(build_decode_metadata(d.args));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    ref::DecodeMetadataResult const want = d.expected(c);
+    EXPECT_EQ(want.error_flags, delta > 0 ? kMetadataLengthClamped : kMetadataLengthNegative);
+    EXPECT_EQ(want.cache_seqlens[0], delta > 0 ? 256 : 0);
+    EXPECT_TRUE(d.matches(want));
+  }
 }
 
 TEST_F(DecodeMetadata, FillColumnsZeroesPastEachRequest) {
@@ -294,7 +314,8 @@ TEST_P(DecodeMetadataSweep, MatchesReference) {
   if (p.batch == 1) s.lens = {s.max_context};
   s.int64_inputs = p.int64_inputs;
   s.strided = p.strided;
-  // Page 1's vector path (16-byte rows) in the one dense case per cell without delta; the cell's
+  // Page 1's vector path (16-byte rows) in the one dense case per cell without delta, with
+  // packed or padded page-table rows (sweep_params keeps its layout at 0 or 1); the cell's
   // dense case with delta keeps page 1's scalar path (rows of max_context + 3 columns).
   s.aligned = p.page_size == 1 && !p.strided && p.delta == 0;
   s.swa = p.swa;
@@ -320,8 +341,13 @@ std::vector<SweepParam> sweep_params() {
         bool const swa = j & 2, i64 = j & 1;
         int const k = (j + cell) % 4;
         bool const early = (j + cell) % 3 == 0;
-        int const layout = (j + 2 * cell + 1) % 3;
-        out.push_back({ps, batch, i64, (k & 1) != 0, swa, (k & 2) ? 3 : 0, early, layout});
+        bool const strided = k & 1;
+        int const delta = (k & 2) ? 3 : 0;
+        int layout = (j + 2 * cell + 1) % 3;
+        // The vector path's case (page 1, dense, no delta) takes layout 2 as 1: a column stride
+        // of 2 would send it down the scalar path.
+        if (ps == 1 && !strided && delta == 0 && layout == 2) layout = 1;
+        out.push_back({ps, batch, i64, strided, swa, delta, early, layout});
       }
       ++cell;
     }

@@ -167,7 +167,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Lengths and starts at their edges, int64 and int32: negative lengths (each part alone, then
 // both), lengths past the table, starts below 0 (the columns before the row read 0), far below
-// it, past the row's width and at INT64_MAX (start + column must not wrap into the row). Every
+// it, past the row's width and at the type's maximum (there start + column is past the int64
+// range for int64 starts: the kernel compares without forming the sum, since signed overflow
+// is undefined; a wrapped sum happened to read 0 too, so only a UB sanitizer would tell). Every
 // fault alone at the first, a middle and the last row, so no other row's fault sets its bit.
 class SpecPageTableEdges : public GpuTest {};
 
@@ -188,6 +190,10 @@ TEST_F(SpecPageTableEdges, NegativeAndHugeLengthsAndStarts) {
         {"committed length min", kMetadataLengthNegative, [&](auto& c, int64_t m) { c.committed_lens[m] = small; }},
         {"draft length -1", kMetadataLengthNegative, [](auto& c, int64_t m) { c.draft_lens[m] = -1; }},
         {"draft length min", kMetadataLengthNegative, [&](auto& c, int64_t m) { c.draft_lens[m] = small; }},
+        {"both lengths -1", kMetadataLengthNegative, [](auto& c, int64_t m) {
+           c.committed_lens[m] = -1;
+           c.draft_lens[m] = -1;
+         }},
         {"committed length past the table", kMetadataLengthClamped,
          [&](auto& c, int64_t m) { c.committed_lens[m] = max_cols + 1; }},
         {"committed length max", kMetadataLengthClamped, [&](auto& c, int64_t m) { c.committed_lens[m] = big; }},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace baton::ref {
 namespace {
@@ -20,6 +21,13 @@ int64_t clamp_len(int64_t len, int64_t max_len, int32_t& flags) {
     return max_len;
   }
   return len;
+}
+
+// a + b saturated at the int64 limits, as the kernels' add_sat (metadata_common.cuh).
+int64_t add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
 }
 
 void write_prefix(std::vector<int32_t> const& lens, std::vector<int32_t>& cu) {
@@ -182,7 +190,7 @@ void build_decode_metadata(DecodeMetadataCase const& in, DecodeMetadataResult& o
   out.cache_seqlens.assign(batch, 0);
   for (int64_t b = 0; b < batch; ++b) {
     out.cache_seqlens[b] =
-        static_cast<int32_t>(clamp_len(in.seq_lens[b] + in.seq_len_delta, max_context, out.error_flags));
+        static_cast<int32_t>(clamp_len(add_sat(in.seq_lens[b], in.seq_len_delta), max_context, out.error_flags));
   }
   write_prefix(out.cache_seqlens, out.cu_seqlens_k);
   if (in.plan_splits) out.num_kv_splits = plan_kv_splits(out.cache_seqlens, in.plan);
