@@ -559,6 +559,95 @@ TEST_F(DecodeAttention, AThreadWithoutAContextKeepsTheDriverPath) {
   EXPECT_TRUE(detail::driver_launch_in_use());
 }
 
+// A stream of a green context: an SM partition of the device (CUDA 12.5+), as engines that
+// split the GPU between prefill and decode create. baton raises the producer's shared-memory
+// limit through the runtime (cudaFuncSetAttribute, in the primary context, which earlier tests
+// of this process used) and launches the context-free kernel handle on the green stream, whose
+// context is another one. The call must run there and give the primary stream's bits, at
+// head_dim 128 and 256 (the largest shared memory), eager and captured in a graph.
+TEST_F(DecodeAttention, GreenContextStream) {
+  std::string missing;
+  auto entry = [&](char const* name) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    cudaError_t const err = cudaGetDriverEntryPointByVersion(name, &fn, 12050, cudaEnableDefault, &found);
+    if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      missing += std::string(" ") + name + " (" + cudaGetErrorName(err) + ", " + std::to_string(int(found)) + ")";
+      return static_cast<void*>(nullptr);
+    }
+    return fn;
+  };
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  using GetResource = CUresult (*)(CUdevice, CUdevResource*, CUdevResourceType);
+  using Split = CUresult (*)(CUdevResource*, unsigned*, CUdevResource const*, CUdevResource*, unsigned, unsigned);
+  using Describe = CUresult (*)(CUdevResourceDesc*, CUdevResource*, unsigned);
+  using Create = CUresult (*)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned);
+  using StreamCreate = CUresult (*)(CUstream*, CUgreenCtx, unsigned, int);
+  using Destroy = CUresult (*)(CUgreenCtx);
+  auto const device_get = reinterpret_cast<DeviceGet>(entry("cuDeviceGet"));
+  auto const get_resource = reinterpret_cast<GetResource>(entry("cuDeviceGetDevResource"));
+  auto const split = reinterpret_cast<Split>(entry("cuDevSmResourceSplitByCount"));
+  auto const describe = reinterpret_cast<Describe>(entry("cuDevResourceGenerateDesc"));
+  auto const create = reinterpret_cast<Create>(entry("cuGreenCtxCreate"));
+  auto const stream_create = reinterpret_cast<StreamCreate>(entry("cuGreenCtxStreamCreate"));
+  auto const destroy = reinterpret_cast<Destroy>(entry("cuGreenCtxDestroy"));
+  if (!device_get || !get_resource || !split || !describe || !create || !stream_create || !destroy) {
+    GTEST_SKIP() << "the driver has no green-context streams (CUDA 12.5+):" << missing;
+  }
+  int ordinal = 0;
+  CUDA_CHECK(cudaGetDevice(&ordinal));
+  CUdevice dev = 0;
+  ASSERT_EQ(device_get(&dev, ordinal), CUDA_SUCCESS);
+  CUdevResource all{}, part{}, rest{};
+  ASSERT_EQ(get_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  unsigned groups = 1;
+  ASSERT_EQ(split(&part, &groups, &all, &rest, 0, all.sm.smCount / 2), CUDA_SUCCESS);  // about half the SMs
+  ASSERT_EQ(groups, 1u);
+  CUdevResourceDesc desc = nullptr;
+  ASSERT_EQ(describe(&desc, &part, 1), CUDA_SUCCESS);
+  CUgreenCtx green = nullptr;
+  ASSERT_EQ(create(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), CUDA_SUCCESS);
+  CUstream green_stream = nullptr;
+  ASSERT_EQ(stream_create(&green_stream, green, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+  cudaStream_t const gs = reinterpret_cast<cudaStream_t>(green_stream);
+  cudaStream_t primary = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&primary, cudaStreamNonBlocking));
+  bool const driver_path = detail::driver_launch_in_use();
+  for (int head_dim : {128, 256}) {
+    SCOPED_TRACE("head_dim " + std::to_string(head_dim) + " on " + std::to_string(part.sm.smCount) + " of " +
+                 std::to_string(all.sm.smCount) + " SMs");
+    AttnShape s;
+    s.lens = {3000, 77, 1000};
+    s.head_dim = head_dim;
+    s.max_splits = 8;
+    DeviceAttention d(s);
+    std::vector<unsigned char> const want = d.call_bytes(false, PdlMode::kOn, primary);
+    EXPECT_TRUE(d.matches_reference());
+    EXPECT_EQ(d.call_bytes(false, PdlMode::kOn, gs), want) << "eager on the green stream";
+    EXPECT_TRUE(d.matches_reference());
+    d.poison();
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeThreadLocal));
+    Status const st = decode_attention(d.args, d.ws(), {gs, PdlMode::kOn});
+    CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_CHECK(cudaGraphLaunch(exec, gs));
+    CUDA_CHECK(cudaStreamSynchronize(gs));
+    EXPECT_EQ(d.output_bytes(), want) << "a graph captured on the green stream";
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  // The driver took the green stream's launches: a refusal would have sent them to the
+  // runtime and dropped the driver path for the process.
+  EXPECT_EQ(detail::driver_launch_in_use(), driver_path);
+  CUDA_CHECK(cudaStreamDestroy(primary));
+  CUDA_CHECK(cudaStreamDestroy(gs));
+  EXPECT_EQ(destroy(green), CUDA_SUCCESS);
+}
+
 TEST_F(DecodeAttention, AllPageSizes) {
   for (int ps = 1; ps <= 256; ps *= 2) {
     SCOPED_TRACE("page_size " + std::to_string(ps));
