@@ -37,6 +37,7 @@ filters=(
   'DecodeMetadata.*:PlanKvSplits.*'
   'Seeded/SpecPageTable.*'
   'Seeded/DecodeMetadataSweep.*ps1_b7_*:Seeded/DecodeMetadataSweep.*ps64_b256_*:Seeded/DecodeMetadataSweep.*ps256_b1000_*'
+  'SpecPageTableEdges.*:DecodeAttention.GreenContextStream'
 )
 skip() { [[ -n "${SANITIZE_ONLY:-}" && ! "${filters[$1]}" =~ $SANITIZE_ONLY ]]; }  # a regex: run the filters it matches
 for i in "${!filters[@]}"; do
