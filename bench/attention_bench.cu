@@ -319,7 +319,6 @@ int run_attention_bench(BenchOptions const& opt) {
     }
     int const calls = kCallsPerGraph;
     bool const all = !opt.graph_only;
-    Timing const none;
     // The five variants' graphs replayed in turn (Timer), so that a drift of the DRAM's speed
     // during the case reaches every column alike.
     std::vector<Enqueue> const variants = {call(PdlMode::kOn), call(PdlMode::kOff), call(PdlMode::kOn, true),
@@ -328,9 +327,10 @@ int run_attention_bench(BenchOptions const& opt) {
     std::vector<Timing> const cold = all ? timer.cold_single_call(variants) : std::vector<Timing>(variants.size());
     Timing const &g_on = g[0], &g_off = g[1], &g_early = g[2], &g_single = g[3], &g_early_single = g[4];
     Timing const &c_on = cold[0], &c_off = cold[1], &c_early = cold[2], &c_single = cold[3], &c_early_single = cold[4];
-    Timing e_on = all ? timer.eager(call(PdlMode::kOn)) : none;
-    Timing e_off = all ? timer.eager(call(PdlMode::kOff)) : none;
-    Timing e_single = all ? timer.eager(call(PdlMode::kOn, false, true)) : none;
+    std::vector<Timing> const eager =
+        all ? timer.eager({call(PdlMode::kOn), call(PdlMode::kOff), call(PdlMode::kOn, false, true)})
+            : std::vector<Timing>(3);
+    Timing const &e_on = eager[0], &e_off = eager[1], &e_single = eager[2];
     double const tbs = g_on.ok ? kv_bytes / (g_on.median_us * 1e6) : 0;
 
     std::string target = "-";  // BENCHMARKS.md's targets hold for its shape only
@@ -390,15 +390,17 @@ int run_attention_bench(BenchOptions const& opt) {
   std::string const pools_label = num_pools >= kCallsPerGraph
                                       ? std::string("each on its own KV pool")
                                       : "on " + std::to_string(num_pools) + " KV pools in rotation (not the method)";
-  std::printf("\nin-graph per call: %d calls per graph, %s, median of 30 replays;\n"
-              "cold: single-call graph after a 256 MB overwrite, median of 200; eager: C++ launches.\n"
+  std::printf("\nin-graph per call: %d calls per graph, %s, median of 30 replays, each behind\n"
+              "a 20 us hold kernel (%s);\n"
+              "cold: single-call graph after a 256 MB overwrite, median of 200; eager: per call over 200\n"
+              "back-to-back C++ launches, median of 10, the three eager variants' rounds interleaved.\n"
               "early: PDL on with inputs_written_before_chain (lengths, page table, splits and old KV read\n"
               "before the wait); 1-launch: PDL on, DecodeAttentionArgs::single_launch (no reducer kernel);\n"
               "early 1L: both.\n"
               "TB/s = K+V bytes / in-graph time (PDL on, default reads, producer + reducer).\n"
               "PDL saves: (PDL off - PDL on) / PDL off, in graphs / cold / eager (negative: PDL costs).\n"
               "bf16, %d/%d heads, head_dim %d, page %d, %s%s.\n\n",
-              kCallsPerGraph, pools_label.c_str(), kHq, kHkv, kD, kPage, opt.hnd ? "HND" : "NHD",
+              kCallsPerGraph, pools_label.c_str(), timer.replay_start(), kHq, kHkv, kD, kPage, opt.hnd ? "HND" : "NHD",
               opt.len_delta != 0 ? (", every length " + std::to_string(opt.len_delta) + " off the shape's").c_str() : "");
   for (Pool& p : pools) {
     cudaFree(p.k);

@@ -33,6 +33,16 @@ __global__ void read_all(int4 const* p, size_t n, int4* sink) {
   if (acc == 0x7f3a91c5) sink[0] = make_int4(acc, 0, 0, 0);
 }
 
+// Holds the stream for ~`ns` nanoseconds: queued before a replay's start event so that the
+// host's submission of the graph overlaps it, and the events time the graph alone.
+__global__ void hold(unsigned long long ns) {
+  unsigned long long const t0 = clock64();
+  unsigned long long const cycles = ns * 2;  // >= 1 GHz clocks; the H200 runs ~2 GHz
+  while (static_cast<unsigned long long>(clock64()) - t0 < cycles) {
+  }
+}
+constexpr unsigned long long kHoldNs = 20000;  // host submission of a 20-call graph: a few us
+
 struct EmptyParams {
   int unused;
 };
@@ -77,6 +87,8 @@ Timer::Timer() {
   char const* mode = std::getenv("BATON_BENCH_FLUSH");
   flush_read_ = mode != nullptr && std::string(mode) == "read";
   if (char const* block = std::getenv("BATON_BENCH_BLOCK")) block_ = std::atoi(block);
+  char const* idle = std::getenv("BATON_BENCH_IDLE_START");
+  idle_start_ = idle != nullptr && std::string(idle) == "1";
   cudaMemset(flush_, 0, kFlushBytes);
   cudaDeviceSynchronize();         // the memset ran on the legacy stream, the reads run on stream_
   for (int i = 0; i < 10; ++i) {  // the quiet device's read time, before the benches allocate
@@ -141,6 +153,8 @@ std::vector<Timing> Timer::replay(std::vector<Enqueue> const& variants, int call
           read_all<<<1024, 256, 0, stream_>>>(static_cast<int4 const*>(flush_), n, static_cast<int4*>(flush_));
         } else if (flush) {
           overwrite<<<1024, 256, 0, stream_>>>(static_cast<int4*>(flush_), n, flushes++);
+        } else if (!idle_start_) {
+          hold<<<1, 1, 0, stream_>>>(kHoldNs);  // the flush does this for the cold method
         }
         cudaEventRecord(start_, stream_);
         bool const launched = cudaGraphLaunch(exec[i], stream_) == cudaSuccess;
@@ -179,22 +193,41 @@ Timing Timer::cold_single_call(Enqueue const& call, int replays) {
   return cold_single_call(std::vector<Enqueue>{call}, replays)[0];
 }
 
-Timing Timer::eager(Enqueue const& call, int calls, int repeats) {
-  for (int i = 0; i < 20; ++i) call(stream_, i);  // warm-up
-  cudaStreamSynchronize(stream_);
-  std::vector<double> us;
-  for (int r = 0; r < repeats; ++r) {
-    cudaEventRecord(start_, stream_);
-    for (int i = 0; i < calls; ++i) {
-      if (!call(stream_, i)) return {};
-    }
-    cudaEventRecord(stop_, stream_);
-    if (cudaEventSynchronize(stop_) != cudaSuccess) return {};
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start_, stop_);
-    us.push_back(1000.0 * ms / calls);
+// Each variant warmed up, then `repeats` rounds in which every variant, in turn, times `calls`
+// back-to-back launches: a drift during the run reaches every variant alike (the variant timed
+// first right after the cold method's flushes read slower).
+std::vector<Timing> Timer::eager(std::vector<Enqueue> const& variants, int calls, int repeats) {
+  size_t const v = variants.size();
+  std::vector<bool> ok(v, true);
+  for (size_t k = 0; k < v; ++k) {
+    for (int i = 0; i < 20 && ok[k]; ++i) ok[k] = variants[k](stream_, i);  // warm-up
   }
-  return cudaGetLastError() == cudaSuccess ? summarize(us) : Timing{};
+  cudaStreamSynchronize(stream_);
+  std::vector<std::vector<double>> us(v);
+  for (int r = 0; r < repeats; ++r) {
+    for (size_t k = 0; k < v; ++k) {
+      if (!ok[k]) continue;
+      cudaEventRecord(start_, stream_);
+      for (int i = 0; i < calls && ok[k]; ++i) ok[k] = variants[k](stream_, i);
+      cudaEventRecord(stop_, stream_);
+      float ms = 0;
+      if (!ok[k] || cudaEventSynchronize(stop_) != cudaSuccess || cudaEventElapsedTime(&ms, start_, stop_) != cudaSuccess) {
+        ok[k] = false;
+        continue;
+      }
+      us[k].push_back(1000.0 * ms / calls);
+    }
+  }
+  bool const clean = cudaGetLastError() == cudaSuccess;
+  std::vector<Timing> out(v);
+  for (size_t k = 0; k < v; ++k) {
+    if (ok[k] && clean) out[k] = summarize(us[k]);
+  }
+  return out;
+}
+
+Timing Timer::eager(Enqueue const& call, int calls, int repeats) {
+  return eager(std::vector<Enqueue>{call}, calls, repeats)[0];
 }
 
 GpuReport describe_gpu() {

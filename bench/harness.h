@@ -41,6 +41,8 @@ class Timer {
                                         int replays = 30);
   std::vector<Timing> cold_single_call(std::vector<Enqueue> const& calls, int replays = 200);
   Timing eager(Enqueue const& call, int calls = 200, int repeats = 10);
+  // Several variants' eager timings, their rounds interleaved (harness.cu).
+  std::vector<Timing> eager(std::vector<Enqueue> const& variants, int calls = 200, int repeats = 10);
   // Waits until device memory is quiet, after allocating and filling large buffers (call it
   // after the fill has finished): after tens of GB are allocated or freed the device stays
   // busy for a while (the next case's first timings ran 10-12% slower: docs/benchmarking.md,
@@ -50,6 +52,11 @@ class Timer {
   // can stay more than 3% slower for seconds.
   double settle();
   cudaStream_t stream() const { return stream_; }
+  // How in-graph replays start, for the report's legend.
+  char const* replay_start() const {
+    return idle_start_ ? "BATON_BENCH_IDLE_START=1: on an idle GPU, the graph's submission timed too"
+                       : "the graph's submission not timed";
+  }
 
  private:
   std::vector<Timing> replay(std::vector<Enqueue> const& variants, int calls, int replays, bool flush);
@@ -58,6 +65,10 @@ class Timer {
   void* flush_ = nullptr;  // 256 MB
   bool flush_read_ = false;  // BATON_BENCH_FLUSH=read: the flush reads (clean L2) instead of writing
   int block_ = 10;  // several variants: replays per block (BATON_BENCH_BLOCK, a diagnostic)
+  // BATON_BENCH_IDLE_START=1: in-graph replays start on an idle GPU, so that the host's
+  // submission of the graph is timed too (the method before the fifty-first session; a
+  // diagnostic). By default a ~20 us hold kernel precedes each in-graph replay's start event.
+  bool idle_start_ = false;
   float read_ms();            // one timed read of the 256 MB buffer
   float best_read_ms_ = 0;    // the fastest read_ms() so far (settle)
 };
