@@ -102,10 +102,8 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
   if (max_splits <= 1) return 0;
   // Arguments decode_attention rejects give 0 too (it then names the argument); within these
   // bounds the product below fits size_t.
-  bool head_dim_ok = false;
-  for (int d : attention::kHeadDims) head_dim_ok = head_dim_ok || d == head_dim;
   if (batch_size < 1 || batch_size > attention::kMaxBatch || q_len < 1 || q_len > attention::kMaxQLen || num_q_heads < 1 ||
-      !head_dim_ok || max_splits > attention::kMaxSplits ||
+      !attention::supported_head_dim(head_dim) || max_splits > attention::kMaxSplits ||
       int64_t(batch_size) * q_len * num_q_heads > INT32_MAX) {
     return 0;
   }
@@ -118,7 +116,7 @@ size_t decode_attention_workspace_bytes(int batch_size, int q_len, int num_q_hea
 Status decode_attention_ctas_per_wave(int head_dim, int* ctas) {
   if (ctas == nullptr) return Status::invalid_argument("decode_attention_ctas_per_wave: ctas is null");
   *ctas = 0;
-  if (head_dim != 64 && head_dim != 128 && head_dim != 256) {  // before any CUDA call
+  if (!attention::supported_head_dim(head_dim)) {  // before any CUDA call
     return Status::invalid_argument("decode_attention_ctas_per_wave: head_dim " + std::to_string(head_dim) +
                                     " is not one of 64, 128, 256");
   }

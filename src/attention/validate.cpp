@@ -93,9 +93,7 @@ Status validate(DecodeAttentionArgs const& a, AttentionShape* shape) {
   int64_t const num_tokens = a.q.shape[0];
   int const num_q_heads = static_cast<int>(a.q.shape[1]);
   int const head_dim = static_cast<int>(a.q.shape[2]);
-  bool dim_ok = false;
-  for (int d : kHeadDims) dim_ok = dim_ok || d == head_dim;
-  if (!dim_ok) return Status::unsupported("decode_attention: head_dim " + str(head_dim) + " is not supported (64, 128, 256)");
+  if (!supported_head_dim(head_dim)) return Status::unsupported("decode_attention: head_dim " + str(head_dim) + " is not supported (64, 128, 256)");
   if (a.q_len < 1 || a.q_len > kMaxQLen) return c.fail("q_len " + str(a.q_len) + " is outside [1, 8]");
   if (num_tokens % a.q_len != 0) {
     return c.fail("q has " + str(num_tokens) + " tokens, not a multiple of q_len " + str(a.q_len));

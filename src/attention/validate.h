@@ -13,6 +13,13 @@ constexpr int kMaxQLen = 8;
 constexpr int kMaxSplits = 1024;
 constexpr int kMaxBatch = 65535;  // requests per call (attention.h: batch_size in [1, 65535])
 
+inline bool supported_head_dim(int head_dim) {
+  for (int d : kHeadDims) {
+    if (d == head_dim) return true;
+  }
+  return false;
+}
+
 struct AttentionShape {
   int batch, q_len, num_q_heads, num_kv_heads, head_dim, page_size;
 };
