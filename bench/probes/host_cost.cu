@@ -10,8 +10,13 @@
 // 8 splits, PDL on: producer + reducer), its validation alone (decode_attention_supported),
 // two bare PDL launches of an empty kernel with a 256-byte parameter through the runtime
 // (cudaLaunchKernelExC) and through the driver (cuLaunchKernelEx with the kernel's context-free
-// handle, the library's path; CUDA >= 12.5, which the build checks). Then the GPU time per
-// call of an eager loop (events around 200 calls).
+// handle, the library's path; CUDA >= 12.5, which the build checks). Then, to place the rest:
+// the call without its launches (attention::planned_trigger_after_wait: validation, parameters,
+// device facts, the producer's form and trigger, nothing launched); two launches of the empty
+// kernel through the library's launch helper (detail::launch); and two bare driver launches of
+// the empty kernel in the call's own launch shapes (the producer's 2-D grid and ~100 KB of
+// dynamic shared memory, then the reducer's grid). Then the GPU time per call of an eager loop
+// (events around 200 calls).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -21,7 +26,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "attention/trigger_plan.h"
 #include "baton/attention.h"
+#include "runtime/launch.h"
 
 namespace {
 
@@ -165,19 +172,58 @@ int main(int argc, char** argv) {
   };
   auto runtime_pair = [&] { runtime_launch(64), runtime_launch(32); };
   auto driver_pair = [&] { driver_launch(64), driver_launch(32); };
-  for (int i = 0; i < 100; ++i) call(), runtime_pair(), driver_pair();  // warm-up
+  bool planned = false;
+  auto plan_only = [&] { ok = attention::planned_trigger_after_wait(a, &planned).is_ok() && ok; };
+  detail::KernelTraits const traits{"host_cost.empty", /*waits_on_prior_grid=*/true};
+  auto helper_pair = [&] {
+    for (unsigned grid : {64u, 32u}) {
+      ok = detail::launch(empty_kernel, traits, {dim3(grid), dim3(128)}, {s, PdlMode::kOn}, p).is_ok() && ok;
+    }
+  };
+  // The call's launch shapes at 1x1K: the producer's (kv heads, CTAs per kv head) grid with its
+  // dynamic shared memory, then the small reducer's CTA per row of head_dim threads.
+  constexpr unsigned kProducerSmem = 100 * 1024;
+  cudaFuncSetAttribute(reinterpret_cast<void const*>(empty_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       kProducerSmem);
+  auto shaped_launch = [&](dim3 grid, unsigned smem) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = grid.x;
+    cfg.gridDimY = grid.y;
+    cfg.gridDimZ = 1;
+    cfg.blockDimX = 128;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = smem;
+    cfg.hStream = reinterpret_cast<CUstream>(s);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    void* args[] = {&p};
+    reinterpret_cast<DriverLaunch>(entry)(&cfg, reinterpret_cast<CUfunction>(handle), args, nullptr);
+  };
+  auto shaped_pair = [&] { shaped_launch(dim3(kHkv, kMaxSplits), kProducerSmem), shaped_launch(dim3(kHq), 0); };
+  for (int i = 0; i < 100; ++i)
+    call(), runtime_pair(), driver_pair(), plan_only(), helper_pair(), shaped_pair();  // warm-up
   cudaDeviceSynchronize();
 
-  std::printf("host us per call (min / median of 40 x 200 calls), 1x1K bf16 32/8 heads d128 page 64, %d splits\n", kSplits);
-  std::printf("| round | decode_attention | validation only | 2 runtime launches | 2 driver launches |\n|---|---|---|---|---|\n");
+  std::printf("host us per call (min / median of 40 x 200 calls), 1x1K bf16 32/8 heads d128 page 64, %d splits\n",
+              kSplits);
+  std::printf(
+      "| round | decode_attention | validation only | all but the launches | 2 runtime launches | 2 driver launches | "
+      "2 helper launches | 2 driver launches, the call's shapes |\n|---|---|---|---|---|---|---|---|\n");
   for (int r = 0; r < rounds; ++r) {
-    Stat const c = host_per_call(call), va = host_per_call(validate), rt = host_per_call(runtime_pair),
-               dr = host_per_call(driver_pair);
-    std::printf("| %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |\n", r, c.min, c.median, va.min, va.median,
-                rt.min, rt.median, dr.min, dr.median);
+    Stat const c = host_per_call(call), va = host_per_call(validate), pl = host_per_call(plan_only),
+               rt = host_per_call(runtime_pair), dr = host_per_call(driver_pair), he = host_per_call(helper_pair),
+               sh = host_per_call(shaped_pair);
+    std::printf(
+        "| %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |\n", r,
+        c.min, c.median, va.min, va.median, pl.min, pl.median, rt.min, rt.median, dr.min, dr.median, he.min, he.median,
+        sh.min, sh.median);
   }
-  std::printf("GPU us per call of an eager loop: decode_attention %.2f, 2 runtime launches %.2f, 2 driver launches %.2f\n",
-              gpu_per_call(call, s), gpu_per_call(runtime_pair, s), gpu_per_call(driver_pair, s));
+  std::printf(
+      "GPU us per call of an eager loop: decode_attention %.2f, 2 runtime launches %.2f, 2 driver launches %.2f\n",
+      gpu_per_call(call, s), gpu_per_call(runtime_pair, s), gpu_per_call(driver_pair, s));
   cudaError_t const err = cudaDeviceSynchronize();
   std::printf("%s\n", ok && err == cudaSuccess ? "ok" : "FAILED");
   return ok && err == cudaSuccess ? 0 : 1;
