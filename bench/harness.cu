@@ -226,10 +226,6 @@ std::vector<Timing> Timer::eager(std::vector<Enqueue> const& variants, int calls
   return out;
 }
 
-Timing Timer::eager(Enqueue const& call, int calls, int repeats) {
-  return eager(std::vector<Enqueue>{call}, calls, repeats)[0];
-}
-
 GpuReport describe_gpu() {
   GpuReport r;
   int dev = 0;

@@ -40,8 +40,7 @@ class Timer {
   std::vector<Timing> in_graph_per_call(std::vector<Enqueue> const& calls, int calls_per_graph = 50,
                                         int replays = 30);
   std::vector<Timing> cold_single_call(std::vector<Enqueue> const& calls, int replays = 200);
-  Timing eager(Enqueue const& call, int calls = 200, int repeats = 10);
-  // Several variants' eager timings, their rounds interleaved (harness.cu).
+  // Eager timings of several variants, their rounds interleaved (harness.cu).
   std::vector<Timing> eager(std::vector<Enqueue> const& variants, int calls = 200, int repeats = 10);
   // Waits until device memory is quiet, after allocating and filling large buffers (call it
   // after the fill has finished): after tens of GB are allocated or freed the device stays
