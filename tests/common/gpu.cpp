@@ -66,10 +66,10 @@ constexpr uint64_t kPredecessorNs = 20000;  // the op's launch and prologue fit 
 
 std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
     std::function<Status(cudaStream_t, PdlMode)> const& op, std::function<void()> const& poison,
-    std::function<std::vector<unsigned char>()> const& snapshot) {
+    std::function<std::vector<unsigned char>()> const& snapshot, cudaStream_t stream) {
   std::vector<std::vector<unsigned char>> out;
-  cudaStream_t stream;
-  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+  bool const own = stream == nullptr;
+  if (own && cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
     ADD_FAILURE() << "cudaStreamCreate failed";
     return out;
   }
@@ -98,7 +98,7 @@ std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
       out.push_back(snapshot());
     }
   }
-  cudaStreamDestroy(stream);
+  if (own) cudaStreamDestroy(stream);
   return out;
 }
 

@@ -130,13 +130,13 @@ namespace baton::test {
 Status launch_predecessor(cudaStream_t stream, uint64_t stall_ns);
 
 // Runs `op` four times -- PDL off/on x eager/captured graph -- on a fresh non-blocking
-// stream, each behind a 20 us launch_predecessor (in the graph too), so that with PDL on the
-// op's first kernel really starts while another kernel runs; calls `poison` before and
-// `snapshot` after each run; returns the snapshots in the order (off, eager), (on, eager),
-// (off, graph), (on, graph). pdl-contract.md rule 7: every public op must give the same bits
-// in all four.
+// stream (or on `stream`, a non-blocking one the caller owns), each behind a 20 us
+// launch_predecessor (in the graph too), so that with PDL on the op's first kernel really
+// starts while another kernel runs; calls `poison` before and `snapshot` after each run;
+// returns the snapshots in the order (off, eager), (on, eager), (off, graph), (on, graph).
+// pdl-contract.md rule 7: every public op must give the same bits in all four.
 std::vector<std::vector<unsigned char>> run_pdl_and_graph_configs(
     std::function<Status(cudaStream_t, PdlMode)> const& op, std::function<void()> const& poison,
-    std::function<std::vector<unsigned char>()> const& snapshot);
+    std::function<std::vector<unsigned char>()> const& snapshot, cudaStream_t stream = nullptr);
 
 }  // namespace baton::test

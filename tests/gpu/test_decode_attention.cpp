@@ -570,7 +570,7 @@ TEST_F(DecodeAttention, AThreadWithoutAContextKeepsTheDriverPath) {
 // of this process used) and launches the context-free kernel handle on the green stream, whose
 // context is another one. The call must run there, on the driver path, and give the primary
 // stream's bits, at head_dim 128 and 256 (the largest shared memory), with two kernels and
-// with single launch, eager and captured in a graph.
+// with single launch, with PDL on and off, eager and captured in a graph.
 TEST_F(DecodeAttention, GreenContextStream) {
 #if CUDART_VERSION >= 12050
   std::string missing;
@@ -644,27 +644,16 @@ TEST_F(DecodeAttention, GreenContextStream) {
       s.max_splits = 8;
       s.single_launch = single;
       DeviceAttention d(s);
-      std::vector<unsigned char> const want = d.call_bytes(single, PdlMode::kOn, primary);
-      EXPECT_TRUE(d.matches_reference());
-      EXPECT_EQ(d.call_bytes(single, PdlMode::kOn, gs), want) << "eager on the green stream";
+      std::vector<unsigned char> const want = d.call_bytes(single, PdlMode::kOn, primary);  // sets single_launch
       EXPECT_TRUE(d.matches_reference());
       if (single) EXPECT_EQ(d.kernels_per_call(gs), 1u) << "single launch was not taken";
-      d.poison();
-      cudaGraph_t graph = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeThreadLocal));
-      Status const st = decode_attention(d.args, d.ws(), {gs, PdlMode::kOn});
-      CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
-      EXPECT_TRUE(st.is_ok()) << st.to_string();
-      if (cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
-        EXPECT_EQ(cudaGraphLaunch(exec, gs), cudaSuccess);
-        EXPECT_EQ(cudaStreamSynchronize(gs), cudaSuccess);
-        EXPECT_EQ(d.output_bytes(), want) << "a graph captured on the green stream";
-        cudaGraphExecDestroy(exec);
-      } else {
-        ADD_FAILURE() << "cudaGraphInstantiate failed";
-      }
-      cudaGraphDestroy(graph);
+      // On the green stream: PDL off and on, eager and captured in a graph.
+      auto const configs = run_pdl_and_graph_configs(
+          [&](cudaStream_t st, PdlMode pdl) { return decode_attention(d.args, d.ws(), {st, pdl}); },
+          [&] { d.poison(); }, [&] { return d.output_bytes(); }, gs);
+      ASSERT_EQ(configs.size(), 4u);
+      for (size_t i = 0; i < configs.size(); ++i) EXPECT_EQ(configs[i], want) << "green stream, config " << i;
+      EXPECT_TRUE(d.matches_reference());
     }
   }
   EXPECT_TRUE(detail::driver_launch_in_use()) << "the green stream's launches dropped the driver path";
