@@ -4,8 +4,8 @@
 // Split counts come from plan_kv_splits, run once per shape before capture: baton's balanced
 // plan (ctas_per_wave = decode_attention_ctas_per_wave, max_splits = its bound
 // ceil(ctas_per_wave / 8), 128-key floor per split), or SGLang's heuristic with --sglang
-// (max_splits 64). Each of the kCallsPerGraph calls in a graph reads its own KV pool, as each
-// layer of a model has its own (../shared/BENCHMARKS.md). Not fewer pools in rotation: the
+// (max_splits 64). Each of the calls in a graph (20, or --calls N: 32 are a Llama-3-8B step's
+// layers) reads its own KV pool, as each layer of a model has its own (../shared/BENCHMARKS.md). Not fewer pools in rotation: the
 // K/V stream's evict-first L2 policy keeps part of a rotating working set resident across
 // calls (a scan-resistant cache), so 2-6 pools flattered 1x8K, 8x1K and 1x32K by 0.4-1.1 us
 // (docs/benchmarking.md, twenty-fifth session).
@@ -58,7 +58,7 @@ struct Pool {
   uint16_t *k = nullptr, *v = nullptr;
 };
 
-constexpr int kCallsPerGraph = 20;  // in-graph: calls per graph, and the default pool count
+constexpr int kCallsPerGraph = 20;  // in-graph: calls per graph unless --calls, and the default pool count
 
 }  // namespace
 
@@ -68,10 +68,11 @@ int run_attention_bench(BenchOptions const& opt) {
   // apply to it, at the shapes' own lengths (no --len-delta), only.
   int const kHq = opt.num_q_heads, kHkv = opt.num_kv_heads, kD = opt.head_dim;
   int const kPage = opt.shape[0] > 0 && opt.shape[2] > 0 ? opt.shape[2] : opt.page_size;  // --shape B,CTX,PAGE
+  int const calls = opt.calls > 0 ? opt.calls : kCallsPerGraph;  // in-graph calls per graph, a pool each
   // The method and the default plan too: one draft token, a pool per call, shuffled pages,
   // baton's balanced split plan with its defaults (--q-len, --pools, --seq-pages, --sglang,
   // --min-keys, --max-splits, --wave and --plan-q-len are diagnostics, and empty the target
-  // column).
+  // column; --calls keeps it: the method captures N >= 20 calls, each on its own pool).
   bool const standard = kHq == 32 && kHkv == 8 && kD == 128 && kPage == 64 && !opt.hnd && opt.len_delta == 0 &&
                         opt.q_len == 1 && opt.pools == 0 && !opt.seq_pages && !opt.sglang_plan && opt.min_keys < 0 &&
                         opt.max_splits <= 0 && opt.wave < 0 && opt.plan_q_len == 0 && opt.shape[0] == 0;
@@ -144,7 +145,7 @@ int run_attention_bench(BenchOptions const& opt) {
   // per SM, PDL-chained), so the small shapes' columns read as floor + work.
   {
     Timer floor_timer;
-    Timing const g = floor_timer.in_graph_per_call(empty_kernels(PdlMode::kOn, 2, gpu.num_sms), kCallsPerGraph);
+    Timing const g = floor_timer.in_graph_per_call(empty_kernels(PdlMode::kOn, 2, gpu.num_sms), calls);
     Timing const cold = floor_timer.cold_single_call(empty_kernels(PdlMode::kOn, 2, gpu.num_sms));
     Timing const cold1 = floor_timer.cold_single_call(empty_kernels(PdlMode::kOn, 1, gpu.num_sms));
     std::printf("floor: two empty kernels (producer + reducer) in-graph %s us per call, single-call cold %s us "
@@ -169,7 +170,7 @@ int run_attention_bench(BenchOptions const& opt) {
   size_t max_elems = 0;
   for (Case const& c : cases) max_elems = std::max(max_elems, size_t(pages_of(c)) * kPage * kHkv * kD);
   size_t const pool_bytes = max_elems * 2 * 2;  // K and V, bf16
-  int const wanted_pools = opt.pools > 0 ? opt.pools : kCallsPerGraph;
+  int const wanted_pools = opt.pools > 0 ? opt.pools : calls;
   // As many as fit with 4 GB left for the cases' other buffers and the graphs.
   size_t free_bytes = 0, total_bytes = 0;
   cudaMemGetInfo(&free_bytes, &total_bytes);
@@ -283,10 +284,10 @@ int run_attention_bench(BenchOptions const& opt) {
     };
     if (opt.profile || opt.trace) {  // a few eager calls for a profiler, or traced calls; no timing
       if (opt.trace) {
-        // One graph of 20 calls in a mode, then its summary: the last call's (trace_print), or
-        // with `pair` the focused calls 18 and 19's (trace_print_pair).
+        // One graph of `calls` calls in a mode, then its summary: the last call's (trace_print), or
+        // with `pair` the focused last two calls' (trace_print_pair).
         auto traced = [&](std::string const& what, bool early, bool single, bool pair) {
-          timer.in_graph_per_call(call(PdlMode::kOn, early, single), kCallsPerGraph, 3);
+          timer.in_graph_per_call(call(PdlMode::kOn, early, single), calls, 3);
           std::string const label = c.name + ", in-graph" + what;
           if (pair) {
             trace_print_pair(label.c_str(), single);
@@ -295,18 +296,19 @@ int run_attention_bench(BenchOptions const& opt) {
           }
         };
         trace_clear();
-        traced(" (last of 20 calls)", false, false, false);
+        traced(" (last of " + std::to_string(calls) + " calls)", false, false, false);
         traced(", early reads", true, false, false);
         traced(", single launch", false, true, false);
         traced(", early reads + single launch", true, true, false);
         timer.cold_single_call(call(PdlMode::kOn), 3);
         trace_print((c.name + ", cold single call").c_str());
-        if (num_pools >= 2) {  // calls 18 and 19 of 20: a call and the next one beside its tail
-          trace_focus(pools[18 % num_pools].k, pools[19 % num_pools].k);
+        if (num_pools >= 2) {  // the last two calls (18 and 19 of 20): a call and the next one beside its tail
+          trace_focus(pools[(calls - 2) % num_pools].k, pools[(calls - 1) % num_pools].k);
           trace_clear();
-          traced(", calls 18 and 19", false, false, true);
-          traced(", early reads, calls 18 and 19", true, false, true);
-          traced(", early reads + single launch, calls 18 and 19", true, true, true);
+          std::string const pair = " calls " + std::to_string(calls - 2) + " and " + std::to_string(calls - 1);
+          traced("," + pair, false, false, true);
+          traced(", early reads," + pair, true, false, true);
+          traced(", early reads + single launch," + pair, true, true, true);
           trace_focus(nullptr, nullptr);
         }
       } else {
@@ -317,7 +319,6 @@ int run_attention_bench(BenchOptions const& opt) {
       for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
       continue;
     }
-    int const calls = kCallsPerGraph;
     bool const all = !opt.graph_only;
     // The five variants' graphs replayed in turn (Timer), so that a drift of the DRAM's speed
     // during the case reaches every column alike.
@@ -387,7 +388,7 @@ int run_attention_bench(BenchOptions const& opt) {
     std::fprintf(stderr, "%s: %d pools, splits %s\n", c.name.c_str(), num_pools, splits_str.c_str());
     for (void* p : {(void*)q, (void*)out, (void*)lse, (void*)lens_d, (void*)table_d, (void*)splits_d, ws, (void*)counters}) cudaFree(p);
   }
-  std::string const pools_label = num_pools >= kCallsPerGraph
+  std::string const pools_label = num_pools >= calls
                                       ? std::string("each on its own KV pool")
                                       : "on " + std::to_string(num_pools) + " KV pools in rotation (not the method)";
   std::printf("\nin-graph per call: %d calls per graph, %s, median of 30 replays, each behind\n"
@@ -400,7 +401,7 @@ int run_attention_bench(BenchOptions const& opt) {
               "TB/s = K+V bytes / in-graph time (PDL on, default reads, producer + reducer).\n"
               "PDL saves: (PDL off - PDL on) / PDL off, in graphs / cold / eager (negative: PDL costs).\n"
               "bf16, %d/%d heads, head_dim %d, page %d, %s%s.\n\n",
-              kCallsPerGraph, pools_label.c_str(), timer.replay_start(), kHq, kHkv, kD, kPage, opt.hnd ? "HND" : "NHD",
+              calls, pools_label.c_str(), timer.replay_start(), kHq, kHkv, kD, kPage, opt.hnd ? "HND" : "NHD",
               opt.len_delta != 0 ? (", every length " + std::to_string(opt.len_delta) + " off the shape's").c_str() : "");
   for (Pool& p : pools) {
     cudaFree(p.k);

@@ -21,7 +21,8 @@ struct BenchOptions {
   int num_q_heads = 32, num_kv_heads = 8;  // --heads Q,KV
   int len_step = 0;          // --len-step N: with --shape, request b gets CTX - b x N keys (at least 1)
   int len_delta = 0;         // --len-delta N: added to every request's length, at least 1 (e.g. -23: 1001, 8169, ...)
-  int pools = 0;             // --pools N: KV pools for every case, rotating if < 20 (0: one per call)
+  int pools = 0;             // --pools N: KV pools for every case, rotating if fewer than the calls (0: one per call)
+  int calls = 0;             // --calls N: attention calls per in-graph graph, 20..256 (0: 20), each on its own pool
   bool profile = false;      // --profile: a few eager calls per shape, no timing (for ncu/nsys)
   bool graph_only = false;   // --graph-only: in-graph timings only (quick A/B runs)
   bool seq_pages = false;    // --seq-pages: page table in pool order instead of shuffled

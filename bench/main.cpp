@@ -1,7 +1,7 @@
 // baton-bench: performance of baton's ops, measured by the methods of ../shared/BENCHMARKS.md.
 //
 //   baton-bench metadata  [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE]
-//   baton-bench attention [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE [--len-step N]] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--q-len N] [--plan-q-len N] [--sglang] [--hnd] [--page N] [--head-dim N] [--heads Q,KV] [--len-delta N] [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]
+//   baton-bench attention [--json FILE] [--quick] [--shape BATCH,CONTEXT,PAGE [--len-step N]] [--only NAME] [--min-keys N] [--max-splits N] [--wave N] [--q-len N] [--plan-q-len N] [--sglang] [--hnd] [--page N] [--head-dim N] [--heads Q,KV] [--len-delta N] [--pools N] [--calls N] [--graph-only] [--seq-pages] [--profile] [--trace]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +20,8 @@ int usage() {
                "                       [--q-len N] [--plan-q-len N]  (draft tokens per request; the plan's q_len)\n"
                "                   [--hnd] [--page N] [--head-dim N] [--heads Q,KV]  (model shape; default page 64, 128, 32,8)\n"
                "                   [--len-delta N]  (added to every length: -23 gives 1001, 8169, ...)\n"
-               "                   [--pools N] [--graph-only] [--seq-pages] [--profile] [--trace]\n"
+               "                   [--pools N] [--calls N] [--graph-only] [--seq-pages] [--profile] [--trace]\n"
+               "                   (--calls N: calls per in-graph graph, 20..256, default 20, each on its own pool)\n"
                "subcommands:\n"
                "  metadata   build_decode_metadata vs the multi-launch baseline\n"
                "  attention  paged split-K decode attention (producer + reducer)\n");
@@ -72,6 +73,12 @@ int main(int argc, char** argv) {
         return usage();
     } else if (!std::strcmp(argv[i], "--pools") && i + 1 < argc) {
       opt.pools = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--calls") && i + 1 < argc) {
+      opt.calls = std::atoi(argv[++i]);
+      if (opt.calls < 20 || opt.calls > 256) {
+        std::fprintf(stderr, "--calls %d: must be in [20, 256] (the in-graph method captures at least 20 calls)\n", opt.calls);
+        return 2;
+      }
     } else if (!std::strcmp(argv[i], "--graph-only")) {
       opt.graph_only = true;
     } else if (!std::strcmp(argv[i], "--seq-pages")) {
