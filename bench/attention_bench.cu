@@ -363,7 +363,7 @@ int run_attention_bench(BenchOptions const& opt) {
         JsonLine j;
         j.str("bench", "attention").str("shape", c.name).num("batch", batch).num("kv_bytes", kv_bytes);
         j.str("method", method).str("pdl", pdl).num("median_us", t.median_us).num("p10_us", t.p10_us);
-        j.num("p90_us", t.p90_us).num("pools", num_pools).str("gpu", gpu.name).str("rev", gpu.revision);
+        j.num("p90_us", t.p90_us).num("pools", num_pools).num("calls", calls).str("gpu", gpu.name).str("rev", gpu.revision);
         j.num("q_len", q_len).num("plan_q_len", plan_q_len).num("max_splits", max_splits);
         j.num("num_q_heads", kHq).num("num_kv_heads", kHkv).num("head_dim", kD).num("page_size", kPage);
         j.str("layout", opt.hnd ? "HND" : "NHD").num("len_delta", opt.len_delta);
