@@ -270,7 +270,8 @@ int main(int argc, char** argv) {
     char const* name;
     int batch, context, splits;
   };
-  Shape const shapes[] = {{"32x8K", 32, 8192, 1}, {"16x32K", 16, 32768, 2}, {"1x32K", 1, 32768, 32}, {"1x8K", 1, 8192, 32}};
+  Shape const shapes[] = {{"32x8K", 32, 8192, 1}, {"16x32K", 16, 32768, 2}, {"1x32K", 1, 32768, 32}, {"1x8K", 1, 8192, 32},
+                          {"1x1K", 1, 1024, 8}};
   struct Variant {
     int mode, pitch, swizzle, interleave, chunk;
     char const* name;
