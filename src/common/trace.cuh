@@ -1,19 +1,30 @@
 // Timestamps inside kernels, for latency studies only (CMake option BATON_TRACE, off by
 // default; without it every mark compiles to nothing).
 //
-// Thread 0 of each CTA writes %globaltimer (ns; it ticks in 256 ns steps on the H200 here) and
-// %clock64 (the SM's cycles, for phases within one CTA) into fixed device tables at
-// [kernel][cta][slot]; the last launch to write a slot wins, so after a graph of N calls the
-// table holds the last call's timeline. Each translation unit has its own tables;
+// Thread 0 of each CTA keeps its marks (%clock, the SM's cycles) in shared memory and, when it
+// leaves the kernel, stores them as one Record with the CTA's %globaltimer (ns; 256 ns ticks on
+// the H200 here) and %clock64 at entry. The host (read_unit) turns the records into two tables
+// at [kernel][cta][slot]: ns (the entry's globaltimer plus the cycles since entry at the SM's
+// clock rate, so each CTA's times share one offset of up to a tick) and cycles (for phases
+// within one CTA). The last launch to write a row wins, so after a graph of N calls the tables
+// hold the last call's timeline. Each translation unit has its own records;
 // baton::trace::read (decode_attention.cu defines it in trace builds) reads decode_attention.cu's
 // and decode_attention_small_pages.cu's as one (read_unit). baton-bench attention --trace
 // prints a summary.
 //
+// What it costs (fifty-fifth session, docs/benchmarking.md): in graphs a 1x1K call takes
+// ~1.2 us longer when every call stores its records (~0.17 us of it the marks, the rest the
+// stores at each CTA's end), where the marks of earlier trace builds cost 3.3 us. With a focus
+// (below) only the two calls traced store, so the chain around them runs at the marks' cost,
+// and each of their kernels ends ~0.5 us later than it would. BATON_TRACE_LEVEL (default 3)
+// measures those parts: 0 compiles the marks and the scope out, 1 keeps the scope (entry and
+// exit) without marks, 2 keeps the marks without storing them.
+//
 // Two calls in steady state: baton::trace::focus(a, b) names two K pools. Then only the calls
-// on those pools write, call a into kernels 0..2 and call b into kernels 3..5 (each kernel reads
-// its pool from its params at entry: BATON_SELECT). With the bench's rotating pools, the last
-// calls of a graph on pools a and b are two neighbours in the middle of a chain: one call with
-// the next one's launch, pre-wait reads and wait beside its tail.
+// on those pools store, call a into kernels 0..2 and call b into kernels 3..5 (each kernel
+// takes its pool from its params at entry: BATON_SELECT). With the bench's rotating pools, the
+// last calls of a graph on pools a and b are two neighbours in the middle of a chain: one call
+// with the next one's launch, pre-wait reads and wait beside its tail.
 #pragma once
 
 #include <algorithm>
@@ -31,78 +42,152 @@ constexpr int kItemsTraced = kSlots / kItemMarks;  // a CTA's first 4 items
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
 
 #if defined(BATON_TRACE) && defined(__CUDACC__)
+#ifndef BATON_TRACE_LEVEL
+#define BATON_TRACE_LEVEL 3
+#endif
+// A mark costs thread 0 one read of %clock (32 bits) and one shared-memory store (g_buf). At
+// the end Scope's destructor stores the CTA's record: 16 bytes of entry times, then 64 bytes per
+// kernel row that holds a mark (a producer CTA: 2 rows, 9 stores of 16 bytes; a reducer's: 1
+// row). Work at a CTA's end is what costs (fifty-fifth session, a 1x1K call in graphs against
+// the release build: marks of both timers kept in shared memory +0.9 us, stored slot by slot at
+// the end +3.3; clock-only marks +0.17, with one 8-byte store per CTA at its end +0.5, with the
+// cycles turned into ns at the end by thread 0 and no store +1.4), hence the compact rows and
+// the conversion on the host.
+struct Record {                     // one CTA of one kernel class, 256 bytes
+  unsigned long long t0;            // %globaltimer at entry (ns)
+  unsigned long long c0_rows;       // %clock64 at entry (low 56 bits); bits 56..58: the rows written
+  unsigned c[kKernelsPerCall][kSlots];  // %clock | 1 per slot (0: none); slot 11: SM + 1
+  unsigned pad[(256 - 16) / 4 - kKernelsPerCall * kSlots];
+};
+static_assert(sizeof(Record) == 256, "a record is two 128-byte lines");
+constexpr int kSmSlot = 11;  // mark_sm's slot in every kernel that records its SM
 // One table per translation unit that includes this header: decode_attention.cu (the reducers,
 // the producers of pages of 16 keys and more) and decode_attention_small_pages.cu (the small-page
-// producers). A call's producer marks go to one of the two and its reducer marks to the first.
-static __device__ unsigned long long g_marks[2 * kEntries];
-static __device__ unsigned long long g_focus[2];  // K pool addresses of the two calls traced; 0: every call
-static __shared__ int g_call;                     // this CTA's call in the focus: 0, 1, or -1 (not traced)
+// producers). [call of the focus][0: a producer's CTA (it writes row 0), 1: a reducer's][cta].
+static __device__ __align__(256) Record g_rec[2][2][kMaxCtas];
+// The two calls traced, by their K pools' addresses >> 8 (distinct for pools < 1 TB apart);
+// 0: every call.
+static __device__ uint2 g_focus;
+__host__ __device__ inline unsigned focus_key(void const* k_pool) { return static_cast<unsigned>(reinterpret_cast<uintptr_t>(k_pool) >> 8); }
+static __shared__ __align__(16) unsigned g_buf[kKernelsPerCall * kSlots];
+static __shared__ unsigned long long g_entry[2];  // globaltimer, clock64 at entry
 
-// At kernel entry, thread 0: which of the focus's calls this launch is (by its K pool).
-static __device__ __forceinline__ void select(void const* k_pool) {
-  if (threadIdx.x != 0) return;
-  unsigned long long const k = reinterpret_cast<unsigned long long>(k_pool);
-  unsigned long long const a = g_focus[0];
-  g_call = a == 0 || k == a ? 0 : (k == g_focus[1] ? 1 : -1);
+// Thread 0 (the macros below): one slot of this CTA's buffer.
+static __device__ __forceinline__ void mark(int kernel, int slot) {
+  unsigned c;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(c));
+  g_buf[kernel * kSlots + slot] = c | 1u;
 }
-// Thread 0's entry of (kernel, this CTA, slot) in both tables; false for other threads, CTAs
-// past kMaxCtas and calls outside the focus.
-static __device__ __forceinline__ bool slot_of(int kernel, int slot, size_t* at) {
-  unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
-  if (threadIdx.x != 0 || cta >= unsigned(kMaxCtas) || g_call < 0) return false;
-  *at = (size_t(kernel + g_call * kKernelsPerCall) * kMaxCtas + cta) * kSlots + slot;
-  return true;
+// The CTA's SM (%smid + 1, so that 0 still means "not written") in slot `slot`.
+static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  g_buf[kernel * kSlots + slot] = sm + 1u;
 }
-static __device__ __noinline__ void mark(int kernel, int slot) {  // internal, like its table
-  size_t at;
-  if (!slot_of(kernel, slot, &at)) return;
-  unsigned long long t, c;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
-  g_marks[at] = t;             // across SMs (coarse ticks)
-  g_marks[kEntries + at] = c;  // within the CTA's SM (cycles)
-}
+
+// At kernel entry (BATON_SELECT): thread 0 empties the buffer, reads the timers and requests the
+// focus (used only at the end, so that no warp waits for it); when thread 0 leaves the kernel,
+// by any return, the buffer goes to the record of the focus's call this launch is (by K pool).
+struct Scope {
+  unsigned key;  // this launch's K pool
+  uint2 focus;   // g_focus, loaded at entry
+  __device__ __forceinline__ explicit Scope(void const* k_pool) : key(focus_key(k_pool)) {
+    if (threadIdx.x != 0) return;
+    focus = g_focus;
+    uint4* const buf = reinterpret_cast<uint4*>(g_buf);
+#pragma unroll
+    for (int i = 0; i < kKernelsPerCall * kSlots / 4; ++i) buf[i] = make_uint4(0, 0, 0, 0);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_entry[0]));
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(g_entry[1]));
+  }
+  __device__ __forceinline__ ~Scope() {
+    if (threadIdx.x != 0 || BATON_TRACE_LEVEL == 0 || BATON_TRACE_LEVEL == 2) return;
+    int const call = focus.x == 0 || key == focus.x ? 0 : (key == focus.y ? 1 : -1);
+    unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
+    if (call < 0 || cta >= unsigned(kMaxCtas)) return;
+    uint4 row[kKernelsPerCall][kSlots / 4];
+    unsigned rows = 0;
+#pragma unroll
+    for (int k = 0; k < kKernelsPerCall; ++k) {
+      unsigned any = 0;
+#pragma unroll
+      for (int i = 0; i < kSlots / 4; ++i) {
+        row[k][i] = reinterpret_cast<uint4 const*>(g_buf)[k * kSlots / 4 + i];
+        any |= row[k][i].x | row[k][i].y | row[k][i].z | row[k][i].w;
+      }
+      rows |= any != 0 ? 1u << k : 0u;
+    }
+    Record* const r = &g_rec[call][(rows & 1u) != 0 ? 0 : 1][cta];
+    *reinterpret_cast<ulonglong2*>(r) =
+        make_ulonglong2(g_entry[0], (g_entry[1] & ((1ull << 56) - 1)) | (static_cast<unsigned long long>(rows) << 56));
+#pragma unroll
+    for (int k = 0; k < kKernelsPerCall; ++k) {
+      if ((rows >> k & 1u) == 0) continue;
+#pragma unroll
+      for (int i = 0; i < kSlots / 4; ++i) reinterpret_cast<uint4*>(r->c[k])[i] = row[k][i];
+    }
+  }
+};
 // The producer CTA's item ordinal within the CTA (thread 0 alone writes and reads it).
 static __shared__ int g_item;
-static __device__ __noinline__ void item_begin(int i) {  // thread 0 (BATON_ITEM_BEGIN)
+static __device__ __forceinline__ void item_begin(int i) {  // thread 0 (BATON_ITEM_BEGIN)
   g_item = i;
   if (i < kItemsTraced) mark(2, i * kItemMarks);
 }
-static __device__ __noinline__ void item_mark(int m) {  // thread 0 (BATON_ITEM_MARK)
+static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_ITEM_MARK)
   if (g_item < kItemsTraced) mark(2, g_item * kItemMarks + m);
 }
-// The CTA's SM (%smid + 1, so that 0 still means "not written") in slot `slot`.
-static __device__ __noinline__ void mark_sm(int kernel, int slot) {
-  size_t at;
-  if (!slot_of(kernel, slot, &at)) return;
-  unsigned sm;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  g_marks[at] = sm + 1ull;
-  g_marks[kEntries + at] = sm + 1ull;
-}
-// This unit's tables, for baton::trace::read and focus (every unit that carries marks calls
-// these from a host function of its own: decode_attention.cu, decode_attention_small_pages.cu).
-// merge: each entry of `host` becomes the larger of it and this unit's (a slot no kernel of
-// this unit wrote holds 0), so that the units' tables read as one.
+// This unit's records as the tables above, for baton::trace::read and focus (every unit that
+// carries marks calls these from a host function of its own: decode_attention.cu,
+// decode_attention_small_pages.cu). merge: each entry of `host` becomes the larger of it and
+// this unit's (a slot no kernel of this unit wrote holds 0), so that the units' tables read as
+// one. A reducer's row overrides a producer's row of the same CTA and kernel.
 [[maybe_unused]] static bool read_unit(unsigned long long* host, bool clear, bool merge) {
   if (host != nullptr) {
-    if (!merge) {
-      if (cudaMemcpyFromSymbol(host, g_marks, sizeof(g_marks)) != cudaSuccess) return false;
-    } else {
-      std::vector<unsigned long long> mine(2 * kEntries);
-      if (cudaMemcpyFromSymbol(mine.data(), g_marks, sizeof(g_marks)) != cudaSuccess) return false;
-      for (size_t i = 0; i < mine.size(); ++i) host[i] = std::max(host[i], mine[i]);
+    int dev = 0, khz = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess ||
+        khz <= 0) {
+      return false;
     }
+    std::vector<Record> recs(size_t(2) * 2 * kMaxCtas);
+    if (cudaMemcpyFromSymbol(recs.data(), g_rec, sizeof(g_rec)) != cudaSuccess) return false;
+    std::vector<unsigned long long> mine(2 * kEntries, 0);
+    for (int call = 0; call < 2; ++call) {
+      for (int kind = 0; kind < 2; ++kind) {
+        for (int cta = 0; cta < kMaxCtas; ++cta) {
+          Record const& r = recs[(size_t(call) * 2 + kind) * kMaxCtas + cta];
+          unsigned const rows = static_cast<unsigned>(r.c0_rows >> 56);
+          unsigned long long const c0 = r.c0_rows & ((1ull << 56) - 1);
+          for (int k = 0; k < kKernelsPerCall; ++k) {
+            if ((rows >> k & 1u) == 0) continue;
+            size_t const at = (size_t(k + call * kKernelsPerCall) * kMaxCtas + cta) * kSlots;
+            for (int s = 0; s < kSlots; ++s) {
+              unsigned const v = r.c[k][s];
+              if (v == 0) {
+                mine[at + s] = mine[kEntries + at + s] = 0;
+              } else if (s == kSmSlot) {
+                mine[at + s] = mine[kEntries + at + s] = v;
+              } else {
+                unsigned long long const dc = static_cast<unsigned>(v - static_cast<unsigned>(c0));  // mod 2^32
+                mine[kEntries + at + s] = c0 + dc;
+                mine[at + s] = r.t0 + dc * 1000000ull / static_cast<unsigned long long>(khz);
+              }
+            }
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < mine.size(); ++i) host[i] = merge ? std::max(host[i], mine[i]) : mine[i];
   }
   void* table = nullptr;
-  if (clear && (cudaGetSymbolAddress(&table, g_marks) != cudaSuccess || cudaMemset(table, 0, sizeof(g_marks)) != cudaSuccess)) {
+  if (clear && (cudaGetSymbolAddress(&table, g_rec) != cudaSuccess || cudaMemset(table, 0, sizeof(g_rec)) != cudaSuccess)) {
     return false;
   }
   return true;
 }
 [[maybe_unused]] static bool focus_unit(void const* a, void const* b) {
-  unsigned long long const keys[2] = {reinterpret_cast<unsigned long long>(a), reinterpret_cast<unsigned long long>(b)};
-  return cudaMemcpyToSymbol(g_focus, keys, sizeof(keys)) == cudaSuccess;
+  uint2 const keys{a == nullptr ? 0u : focus_key(a), b == nullptr ? 0u : focus_key(b)};
+  return cudaMemcpyToSymbol(g_focus, &keys, sizeof(keys)) == cudaSuccess;
 }
 #else
 #define BATON_TRACE_OFF 1
@@ -116,9 +201,22 @@ static __device__ __noinline__ void mark_sm(int kernel, int slot) {
 #define BATON_MARK_SM(kernel, slot) ((void)0)
 #define BATON_ITEM_BEGIN(i) ((void)0)
 #define BATON_ITEM_MARK(m) ((void)0)
+#elif BATON_TRACE_LEVEL == 0
+#define BATON_SELECT(k_pool) ((void)0)
+#define BATON_MARK(kernel, slot) ((void)0)
+#define BATON_MARK_SM(kernel, slot) ((void)0)
+#define BATON_ITEM_BEGIN(i) ((void)0)
+#define BATON_ITEM_MARK(m) ((void)0)
+#elif BATON_TRACE_LEVEL == 1
+#define BATON_SELECT(k_pool) ::baton::trace::Scope baton_trace_scope_(k_pool)
+#define BATON_MARK(kernel, slot) ((void)0)
+#define BATON_MARK_SM(kernel, slot) ((void)0)
+#define BATON_ITEM_BEGIN(i) ((void)0)
+#define BATON_ITEM_MARK(m) ((void)0)
 #else
-#define BATON_SELECT(k_pool) ::baton::trace::select(k_pool)
-// Thread 0 alone calls (the marks are out of line: fewer registers in the kernels).
+// A declaration: the CTA's marks are stored when thread 0 leaves the scope it is declared in.
+#define BATON_SELECT(k_pool) ::baton::trace::Scope baton_trace_scope_(k_pool)
+// Thread 0 alone marks (inline: two timer reads and two shared-memory stores).
 #define BATON_MARK(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark(kernel, slot) : (void)0)
 #define BATON_MARK_SM(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark_sm(kernel, slot) : (void)0)
 #define BATON_ITEM_BEGIN(i) (threadIdx.x == 0 ? ::baton::trace::item_begin(i) : (void)0)
