@@ -76,7 +76,8 @@ constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 15, 12, 13, 14, 5, 10, 6, 7}
 
 // Per mark: min / median / max over the CTAs that wrote it, in us after t0.
 // `after` (0: none) drops marks written before it: the single launch's last-CTA table, whose
-// writers change from replay to replay, keeps earlier replays' marks in other CTAs' rows.
+// writers change from replay to replay, kept earlier replays' marks in other CTAs' rows under
+// the tracer before the fifty-fifth session (records are written whole now: nothing to drop).
 void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0,
                   int const* order = nullptr, unsigned long long after = 0) {
   std::printf("  %-8s", name);
@@ -86,7 +87,8 @@ void print_kernel(char const* name, char const* const* marks, unsigned long long
     std::vector<double> v;
     for (int c = 0; c < trace::kMaxCtas; ++c) {
       unsigned long long const t = table[size_t(c) * trace::kSlots + s];
-      if (t != 0 && t >= after) v.push_back((double(t) - double(t0)) / 1e3);
+      // As integers first: globaltimer values (~1.8e18 ns) are past a double's 2^53.
+      if (t != 0 && t >= after) v.push_back(double(static_cast<long long>(t - t0)) / 1e3);
     }
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
@@ -98,8 +100,9 @@ void print_kernel(char const* name, char const* const* marks, unsigned long long
 // Per mark: the median over CTAs of the cycles since the CTA's own mark `ref` (clock64 of its
 // SM, so phases within a CTA are exact where the globaltimer only ticks every 256 ns).
 // `table` holds the marks counted (cycles, and their globaltimer at table - kEntries); a mark
-// counts only if its globaltimer is within 50 us after the reference's (the same call: the
-// table keeps each slot's last writer, which for the last-CTA marks may be an earlier call).
+// counts only if its globaltimer is within 50 us after the reference's (the same call: under the
+// tracer before the fifty-fifth session a slot kept its last writer, which for the last-CTA
+// marks could be an earlier call).
 void print_cycles(char const* name, char const* const* marks, int const* order, int count,
                   unsigned long long const* ref_table, int ref, unsigned long long const* table) {
   unsigned long long const* ref_ns = ref_table - trace::kEntries;

@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm<D>)
   PageCarry carry;          // kMany: the next item's page ids, from the current one
   int k = few ? c : 0;      // few: the next item ordinal; else: the next index in the pass
 #if defined(BATON_TRACE)
-  int traced_items = 0;  // trace: the CTA's items so far
+  [[maybe_unused]] int traced_items = 0;  // trace: the CTA's items so far
 #endif
 #pragma unroll 1
   for (;;) {

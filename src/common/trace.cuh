@@ -16,9 +16,10 @@
 // ~1.2 us longer when every call stores its records (~0.17 us of it the marks, the rest the
 // stores at each CTA's end), where the marks of earlier trace builds cost 3.3 us. With a focus
 // (below) only the two calls traced store, so the chain around them runs at the marks' cost,
-// and each of their kernels ends ~0.5 us later than it would. BATON_TRACE_LEVEL (default 3)
+// and each of their kernels ends ~0.5 us later than it would; without one (baton-bench's
+// last-call and cold views) every call stores. BATON_TRACE_LEVEL (default 3)
 // measures those parts: 0 compiles the marks and the scope out, 1 keeps the scope (entry and
-// exit) without marks, 2 keeps the marks without storing them.
+// exit) without marks, 2 keeps the marks without storing their records.
 //
 // Two calls in steady state: baton::trace::focus(a, b) names two K pools. Then only the calls
 // on those pools store, call a into kernels 0..2 and call b into kernels 3..5 (each kernel
@@ -49,10 +50,10 @@ constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table:
 // the end Scope's destructor stores the CTA's record: 16 bytes of entry times, then 64 bytes per
 // kernel row that holds a mark (a producer CTA: 2 rows, 9 stores of 16 bytes; a reducer's: 1
 // row). Work at a CTA's end is what costs (fifty-fifth session, a 1x1K call in graphs against
-// the release build: marks of both timers kept in shared memory +0.9 us, stored slot by slot at
-// the end +3.3; clock-only marks +0.17, with one 8-byte store per CTA at its end +0.5, with the
-// cycles turned into ns at the end by thread 0 and no store +1.4), hence the compact rows and
-// the conversion on the host.
+// the release build: marks of both timers kept in shared memory +0.9 us, and +3.3 in all once
+// stored slot by slot at the end; clock-only marks +0.17, with one 8-byte store per CTA at its
+// end +0.5, with the cycles turned into ns at the end by thread 0 and stored into shared memory
+// instead of global +1.4), hence the compact rows and the conversion on the host.
 struct Record {                     // one CTA of one kernel class, 256 bytes
   unsigned long long t0;            // %globaltimer at entry (ns)
   unsigned long long c0_rows;       // %clock64 at entry (low 56 bits); bits 56..58: the rows written
@@ -65,10 +66,12 @@ constexpr int kSmSlot = 11;  // mark_sm's slot in every kernel that records its 
 // the producers of pages of 16 keys and more) and decode_attention_small_pages.cu (the small-page
 // producers). [call of the focus][0: a producer's CTA (it writes row 0), 1: a reducer's][cta].
 static __device__ __align__(256) Record g_rec[2][2][kMaxCtas];
-// The two calls traced, by their K pools' addresses >> 8 (distinct for pools < 1 TB apart);
-// 0: every call.
+// The two calls traced, by their K pools' keys (focus_key); 0: every call.
 static __device__ uint2 g_focus;
-__host__ __device__ inline unsigned focus_key(void const* k_pool) { return static_cast<unsigned>(reinterpret_cast<uintptr_t>(k_pool) >> 8); }
+// Never 0; two pools share a key only if their addresses agree in bits 9..39 (pools are MBs apart).
+__host__ __device__ inline unsigned focus_key(void const* k_pool) {
+  return static_cast<unsigned>(reinterpret_cast<uintptr_t>(k_pool) >> 8) | 1u;
+}
 static __shared__ __align__(16) unsigned g_buf[kKernelsPerCall * kSlots];
 static __shared__ unsigned long long g_entry[2];  // globaltimer, clock64 at entry
 
@@ -101,7 +104,7 @@ struct Scope {
     asm volatile("mov.u64 %0, %%clock64;" : "=l"(g_entry[1]));
   }
   __device__ __forceinline__ ~Scope() {
-    if (threadIdx.x != 0 || BATON_TRACE_LEVEL == 0 || BATON_TRACE_LEVEL == 2) return;
+    if (threadIdx.x != 0 || BATON_TRACE_LEVEL == 0) return;
     int const call = focus.x == 0 || key == focus.x ? 0 : (key == focus.y ? 1 : -1);
     unsigned const cta = blockIdx.x + blockIdx.y * gridDim.x;
     if (call < 0 || cta >= unsigned(kMaxCtas)) return;
@@ -116,6 +119,17 @@ struct Scope {
         any |= row[k][i].x | row[k][i].y | row[k][i].z | row[k][i].w;
       }
       rows |= any != 0 ? 1u << k : 0u;
+    }
+    if (rows == 0) return;  // no marks (BATON_TRACE_LEVEL 1)
+    if (BATON_TRACE_LEVEL == 2) {  // the marks, not stored: one rare store keeps them live
+      unsigned x = 0;
+#pragma unroll
+      for (int k = 0; k < kKernelsPerCall; ++k) {
+#pragma unroll
+        for (int i = 0; i < kSlots / 4; ++i) x ^= row[k][i].x ^ row[k][i].y ^ row[k][i].z ^ row[k][i].w;
+      }
+      if (x == 0x9e3779b9u) g_rec[call][1][cta].pad[0] = x;
+      return;
     }
     Record* const r = &g_rec[call][(rows & 1u) != 0 ? 0 : 1][cta];
     *reinterpret_cast<ulonglong2*>(r) =
@@ -144,6 +158,8 @@ static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_IT
 // one. A reducer's row overrides a producer's row of the same CTA and kernel.
 [[maybe_unused]] static bool read_unit(unsigned long long* host, bool clear, bool merge) {
   if (host != nullptr) {
+    // The SM's clock rate for ns: the H200's maximum, at which it ran under these kernels in every
+    // session (1980 MHz); a throttled GPU would stretch the cycles' share of each time.
     int dev = 0, khz = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess ||
         khz <= 0) {
@@ -165,7 +181,7 @@ static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_IT
               unsigned const v = r.c[k][s];
               if (v == 0) {
                 mine[at + s] = mine[kEntries + at + s] = 0;
-              } else if (s == kSmSlot) {
+              } else if (s == kSmSlot && k < 2) {  // the SM in kernels 0 and 1 (2: item marks)
                 mine[at + s] = mine[kEntries + at + s] = v;
               } else {
                 unsigned long long const dc = static_cast<unsigned>(v - static_cast<unsigned>(c0));  // mod 2^32
@@ -216,7 +232,7 @@ static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_IT
 #else
 // A declaration: the CTA's marks are stored when thread 0 leaves the scope it is declared in.
 #define BATON_SELECT(k_pool) ::baton::trace::Scope baton_trace_scope_(k_pool)
-// Thread 0 alone marks (inline: two timer reads and two shared-memory stores).
+// Thread 0 alone marks (inline: one %clock read and one shared-memory store).
 #define BATON_MARK(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark(kernel, slot) : (void)0)
 #define BATON_MARK_SM(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark_sm(kernel, slot) : (void)0)
 #define BATON_ITEM_BEGIN(i) (threadIdx.x == 0 ? ::baton::trace::item_begin(i) : (void)0)
