@@ -463,12 +463,12 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
   auto landed_tile = [&](int j) {
     cp_async_wait<kStages - 1>();  // tile j has landed
     __syncwarp();
-    if (j == 0) BATON_MARK(0, 4);
-    if (j == 0) BATON_ITEM_MARK(1);
+    if (j == 0) BATON_LOOP_MARK(0, 4);
+    if (j == 0) BATON_LOOP_ITEM_MARK(1);
     // Trace: warp 0 has reached a quarter, half, three quarters of its tiles (slots 12..14).
-    if (j > 0 && j == my_tiles / 4) BATON_MARK(0, 12);
-    if (j > 0 && j == my_tiles / 2) BATON_MARK(0, 13);
-    if (j > 0 && j == 3 * my_tiles / 4) BATON_MARK(0, 14);
+    if (j > 0 && j == my_tiles / 4) BATON_LOOP_MARK(0, 12);
+    if (j > 0 && j == my_tiles / 2) BATON_LOOP_MARK(0, 13);
+    if (j > 0 && j == 3 * my_tiles / 4) BATON_LOOP_MARK(0, 14);
     return reinterpret_cast<T const*>(warp_kv + slot * Smem::kStageBytes);
   };
   // After tile j: its slot refilled with tile j + kStages, the page ids of the one after.
@@ -629,7 +629,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
       ldmatrix_x4_trans(va, v_tile + kv_smem<D>((lm / 2) * 8 + li, 2 * m + lm % 2));
       MmaOp<T>::run(ot[m], va, pb0, pb1);
     }
-    if (j == 0) BATON_MARK(0, 15);  // trace: tile 0's math issued (its P.V mma in flight)
+    if (j == 0) BATON_LOOP_MARK(0, 15);  // trace: tile 0's math issued (its P.V mma in flight)
     next_tile(j);
   }
   loop_done();
@@ -791,7 +791,7 @@ __device__ __forceinline__ void attend_split(AttentionParams const& p, RowTable 
         MmaOp<T>::run(o[h][ot + 1], pa[h], vb[2], vb[3]);
       }
     }
-    if (j == 0) BATON_MARK(0, 15);  // trace: tile 0's math issued (its P.V mma in flight)
+    if (j == 0) BATON_LOOP_MARK(0, 15);  // trace: tile 0's math issued (its P.V mma in flight)
     next_tile(j);
   }
   loop_done();

@@ -13,13 +13,14 @@
 // prints a summary.
 //
 // What it costs (fifty-fifth session, docs/benchmarking.md): in graphs a 1x1K call takes
-// ~1.2 us longer when every call stores its records (~0.17 us of it the marks, the rest the
-// stores at each CTA's end), where the marks of earlier trace builds cost 3.3 us. With a focus
-// (below) only the two calls traced store, so the chain around them runs at the marks' cost,
-// and each of their kernels ends ~0.5 us later than it would; without one (baton-bench's
-// last-call and cold views) every call stores. BATON_TRACE_LEVEL (default 3)
-// measures those parts: 0 compiles the marks and the scope out, 1 keeps the scope (entry and
-// exit) without marks, 2 keeps the marks without storing their records.
+// 7.29-7.33 us against the release build's 6.11, where the marks of earlier trace builds cost
+// 3.3 us. Nearly all of it is the marks themselves, with their shared-memory stores (7.26 with
+// the records never stored; 6.27-6.29 when the compiler had dropped those stores, leaving the
+// clock reads), 0.37 us of it the five marks inside the KV loop (BATON_TRACE_LOOP=0 compiles
+// those out: 6.96). So every phase a trace shows is an upper bound, by up to ~1.2 us over a
+// 1x1K call. BATON_TRACE_LEVEL (default 3) builds the tracer in parts: 0 compiles the marks and
+// the scope out, 1 keeps the scope (entry and exit) without marks, 2 keeps the marks (and their
+// stores, read at the end) without storing the records.
 //
 // Two calls in steady state: baton::trace::focus(a, b) names two K pools. Then only the calls
 // on those pools store, call a into kernels 0..2 and call b into kernels 3..5 (each kernel
@@ -49,11 +50,10 @@ constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table:
 // A mark costs thread 0 one read of %clock (32 bits) and one shared-memory store (g_buf). At
 // the end Scope's destructor stores the CTA's record: 16 bytes of entry times, then 64 bytes per
 // kernel row that holds a mark (a producer CTA: 2 rows, 9 stores of 16 bytes; a reducer's: 1
-// row). Work at a CTA's end is what costs (fifty-fifth session, a 1x1K call in graphs against
-// the release build: marks of both timers kept in shared memory +0.9 us, and +3.3 in all once
-// stored slot by slot at the end; clock-only marks +0.17, with one 8-byte store per CTA at its
-// end +0.5, with the cycles turned into ns at the end by thread 0 and stored into shared memory
-// instead of global +1.4), hence the compact rows and the conversion on the host.
+// row): ~0.03 us per 1x1K call. A first form that read both timers per mark (+0.9 us without
+// their stores) and stored every slot's two values one by one at the end (~60 single-thread
+// stores per producer CTA: +3.3 in all) led to the compact rows and the conversion to ns on
+// the host.
 struct Record {                     // one CTA of one kernel class, 256 bytes
   unsigned long long t0;            // %globaltimer at entry (ns)
   unsigned long long c0_rows;       // %clock64 at entry (low 56 bits); bits 56..58: the rows written
@@ -237,6 +237,16 @@ static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_IT
 #define BATON_MARK_SM(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark_sm(kernel, slot) : (void)0)
 #define BATON_ITEM_BEGIN(i) (threadIdx.x == 0 ? ::baton::trace::item_begin(i) : (void)0)
 #define BATON_ITEM_MARK(m) (threadIdx.x == 0 ? ::baton::trace::item_mark(m) : (void)0)
+#endif
+
+// Marks inside the producer's KV loop (tile 0 landed, its math issued, a quarter, half and three
+// quarters of warp 0's tiles): BATON_TRACE_LOOP=0 compiles them out.
+#if !defined(BATON_TRACE_LOOP) || BATON_TRACE_LOOP
+#define BATON_LOOP_MARK(kernel, slot) BATON_MARK(kernel, slot)
+#define BATON_LOOP_ITEM_MARK(m) BATON_ITEM_MARK(m)
+#else
+#define BATON_LOOP_MARK(kernel, slot) ((void)0)
+#define BATON_LOOP_ITEM_MARK(m) ((void)0)
 #endif
 
 namespace baton::trace {
