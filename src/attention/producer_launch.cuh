@@ -118,7 +118,8 @@ Status launch_producer(AttentionParams p, DeviceInfo const& info, LaunchOptions 
     // Trace builds only: the marks cost the producer registers, which can change this
     // decision (bf16 d128 narrow: 154 in a normal build; 185 with the marks inlined, which
     // left 1 reducer CTA beside it at 8x1K instead of 2; 168 with them out of line, which by
-    // the register arithmetic leaves 2 again). BATON_TRACE_BESIDE=N replaces the count, to
+    // the register arithmetic leaves 2 again; 165-168 with the fifty-fifth session's inline
+    // %clock marks). BATON_TRACE_BESIDE=N replaces the count, to
     // trace the decision a normal build makes.
     if (char const* v = std::getenv("BATON_TRACE_BESIDE"); v != nullptr && v[0] != '\0') beside = std::atoi(v);
 #endif

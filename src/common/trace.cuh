@@ -13,11 +13,11 @@
 // prints a summary.
 //
 // What it costs (fifty-fifth session, docs/benchmarking.md): in graphs a 1x1K call takes
-// 7.29-7.33 us against the release build's 6.11, where the marks of earlier trace builds cost
+// 7.23-7.33 us against the release build's 6.11-6.12, where the marks of earlier trace builds cost
 // 3.3 us. Nearly all of it is the marks themselves, with their shared-memory stores (7.26 with
 // the records never stored; 6.27-6.29 when the compiler had dropped those stores, leaving the
-// clock reads), 0.37 us of it the five marks inside the KV loop (BATON_TRACE_LOOP=0 compiles
-// those out: 6.96). So every phase a trace shows is an upper bound, by up to ~1.2 us over a
+// clock reads), 0.37 us of it the marks inside the KV loop (six sites, five of which fire at
+// 1x1K; BATON_TRACE_LOOP=0 compiles them out: 6.96). So every phase a trace shows is an upper bound, by up to ~1.2 us over a
 // 1x1K call. BATON_TRACE_LEVEL (default 3) builds the tracer in parts: 0 compiles the marks and
 // the scope out, 1 keeps the scope (entry and exit) without marks, 2 keeps the marks (and their
 // stores, read at the end) without storing the records.
@@ -50,14 +50,14 @@ constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table:
 // A mark costs thread 0 one read of %clock (32 bits) and one shared-memory store (g_buf). At
 // the end Scope's destructor stores the CTA's record: 16 bytes of entry times, then 64 bytes per
 // kernel row that holds a mark (a producer CTA: 2 rows, 9 stores of 16 bytes; a reducer's: 1
-// row): ~0.03 us per 1x1K call. A first form that read both timers per mark (+0.9 us without
+// row): ~0.03-0.06 us per call at 1x1K-1x8K. A first form that read both timers per mark (+0.9 us without
 // their stores) and stored every slot's two values one by one at the end (~60 single-thread
 // stores per producer CTA: +3.3 in all) led to the compact rows and the conversion to ns on
 // the host.
 struct Record {                     // one CTA of one kernel class, 256 bytes
   unsigned long long t0;            // %globaltimer at entry (ns)
   unsigned long long c0_rows;       // %clock64 at entry (low 56 bits); bits 56..58: the rows written
-  unsigned c[kKernelsPerCall][kSlots];  // %clock | 1 per slot (0: none); slot 11: SM + 1
+  unsigned c[kKernelsPerCall][kSlots];  // %clock | 1 per slot (0: none); rows 0-1 slot 11: SM + 1
   unsigned pad[(256 - 16) / 4 - kKernelsPerCall * kSlots];
 };
 static_assert(sizeof(Record) == 256, "a record is two 128-byte lines");
@@ -239,8 +239,9 @@ static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_IT
 #define BATON_ITEM_MARK(m) (threadIdx.x == 0 ? ::baton::trace::item_mark(m) : (void)0)
 #endif
 
-// Marks inside the producer's KV loop (tile 0 landed, its math issued, a quarter, half and three
-// quarters of warp 0's tiles): BATON_TRACE_LOOP=0 compiles them out.
+// Marks inside the producer's KV loop (tile 0 landed, in kernel 0 and as item mark 1, its math
+// issued, a quarter, half and three quarters of warp 0's tiles): BATON_TRACE_LOOP=0 compiles
+// them out.
 #if !defined(BATON_TRACE_LOOP) || BATON_TRACE_LOOP
 #define BATON_LOOP_MARK(kernel, slot) BATON_MARK(kernel, slot)
 #define BATON_LOOP_ITEM_MARK(m) BATON_ITEM_MARK(m)
