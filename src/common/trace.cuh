@@ -13,14 +13,14 @@
 // prints a summary.
 //
 // What it costs (fifty-fifth session, docs/benchmarking.md): in graphs a 1x1K call takes
-// 7.23-7.33 us against the release build's 6.11-6.12, where the marks of earlier trace builds cost
-// 3.3 us. Nearly all of it is the marks themselves, with their shared-memory stores (7.26 with
+// 7.23-7.33 us against the release build's 6.11-6.12, where the marks of earlier trace builds
+// cost 3.3 us. Nearly all of it is the marks themselves, with their shared-memory stores (7.26 with
 // the records never stored; 6.27-6.29 when the compiler had dropped those stores, leaving the
 // clock reads), 0.37 us of it the marks inside the KV loop (six sites, five of which fire at
-// 1x1K; BATON_TRACE_LOOP=0 compiles them out: 6.96). So every phase a trace shows is an upper bound, by up to ~1.2 us over a
-// 1x1K call. BATON_TRACE_LEVEL (default 3) builds the tracer in parts: 0 compiles the marks and
-// the scope out, 1 keeps the scope (entry and exit) without marks, 2 keeps the marks (and their
-// stores, read at the end) without storing the records.
+// 1x1K; BATON_TRACE_LOOP=0 compiles them out: 6.96). So every phase a trace shows is an upper
+// bound, by up to ~1.2 us over a 1x1K call. BATON_TRACE_LEVEL (default 3) builds the tracer in
+// parts: 0 compiles the marks and the scope out, 1 keeps the scope (entry and exit) without
+// marks, 2 keeps the marks (and their stores, read at the end) without storing the records.
 //
 // Two calls in steady state: baton::trace::focus(a, b) names two K pools. Then only the calls
 // on those pools store, call a into kernels 0..2 and call b into kernels 3..5 (each kernel
@@ -50,10 +50,10 @@ constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table:
 // A mark costs thread 0 one read of %clock (32 bits) and one shared-memory store (g_buf). At
 // the end Scope's destructor stores the CTA's record: 16 bytes of entry times, then 64 bytes per
 // kernel row that holds a mark (a producer CTA: 2 rows, 9 stores of 16 bytes; a reducer's: 1
-// row): ~0.03-0.06 us per call at 1x1K-1x8K. A first form that read both timers per mark (+0.9 us without
-// their stores) and stored every slot's two values one by one at the end (~60 single-thread
-// stores per producer CTA: +3.3 in all) led to the compact rows and the conversion to ns on
-// the host.
+// row): ~0.03-0.06 us per call at 1x1K-1x8K. A first form that read both timers per mark
+// (+0.9 us without their stores) and stored every slot's two values one by one at the end (~60
+// single-thread stores per producer CTA: +3.3 in all) led to the compact rows and the
+// conversion to ns on the host.
 struct Record {                     // one CTA of one kernel class, 256 bytes
   unsigned long long t0;            // %globaltimer at entry (ns)
   unsigned long long c0_rows;       // %clock64 at entry (low 56 bits); bits 56..58: the rows written
