@@ -17,7 +17,7 @@ namespace baton::bench {
 #if defined(BATON_TRACE)
 namespace {
 
-constexpr int kSmSlot = 11;  // the CTA's SM (%smid + 1), not a time: producer and reducer
+using trace::kSmSlot;  // the CTA's SM (%smid + 1), not a time: producer and reducer
 constexpr char const* kProducerMarks[trace::kSlots] = {"entry",  "waited",  "items",     "q+ids",
                                                         "tile0",  "kv loop", "stored",    "exit",
                                                         "ids req", "tiles req", "warps merged", "",

@@ -42,6 +42,7 @@ constexpr int kKernels = 2 * kKernelsPerCall;  // 3..5: the focus's second call 
 constexpr int kItemMarks = 4;    // per item (table 2; 5 for the focus's second call): start, tile 0 landed, KV loop done, end
 constexpr int kItemsTraced = kSlots / kItemMarks;  // a CTA's first 4 items
 constexpr size_t kEntries = size_t(kKernels) * kMaxCtas * kSlots;  // per table: globaltimer ns, then clock64 cycles
+constexpr int kSmSlot = 11;  // kernels 0 and 1: the CTA's SM (%smid + 1), not a time (mark_sm)
 
 #if defined(BATON_TRACE) && defined(__CUDACC__)
 #ifndef BATON_TRACE_LEVEL
@@ -61,7 +62,6 @@ struct Record {                     // one CTA of one kernel class, 256 bytes
   unsigned pad[(256 - 16) / 4 - kKernelsPerCall * kSlots];
 };
 static_assert(sizeof(Record) == 256, "a record is two 128-byte lines");
-constexpr int kSmSlot = 11;  // mark_sm's slot in every kernel that records its SM
 // One table per translation unit that includes this header: decode_attention.cu (the reducers,
 // the producers of pages of 16 keys and more) and decode_attention_small_pages.cu (the small-page
 // producers). [call of the focus][0: a producer's CTA (it writes row 0), 1: a reducer's][cta].
@@ -91,6 +91,9 @@ static __device__ __forceinline__ void mark_sm(int kernel, int slot) {
 // At kernel entry (BATON_SELECT): thread 0 empties the buffer, reads the timers and requests the
 // focus (used only at the end, so that no warp waits for it); when thread 0 leaves the kernel,
 // by any return, the buffer goes to the record of the focus's call this launch is (by K pool).
+// The focus is written by the host before any traced launch (step-invariant), so reading it
+// before a kernel's PDL wait keeps ../shared/specs/pdl-contract.md; the record goes to a table
+// no kernel reads.
 struct Scope {
   unsigned key;  // this launch's K pool
   uint2 focus;   // g_focus, loaded at entry
