@@ -44,7 +44,7 @@
 // same bits (DecodeAttention.ReducerFormsMatchBitwise).
 //
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
-// kernel parameters only, and with early reads num_kv_splits[b] (rule 1: the caller asserts
+// kernel parameters only (trace builds: also the tracer's host-written focus), and with early reads num_kv_splits[b] (rule 1: the caller asserts
 // it was written before the chain started). Every CTA waits, right before its first read of
 // the scratch (and, by default, of num_kv_splits) (AttentionRace.HarnessCatchesAReducer-
 // WithoutItsWait: each form compiled without the wait fails the race harness). The small
