@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One compute-sanitizer tool over the whole GPU test suite, in gtest shards run in parallel
-# (memcheck and initcheck: ~80 s on an H200 machine of 16 cores).
+# (memcheck and initcheck: 80-150 s on an H200 machine of 16 cores).
 #   scripts/sanitize_suite.sh TOOL [build/release/tests/baton_gpu_tests]
 # SANITIZE_SHARDS (default 16) and SANITIZE_LIMIT_S (default 500, per shard) tune it. Full logs
 # go to $OUT (or ./gpu-logs) as TOOL_suite.log; prints one line per shard and exits non-zero if
