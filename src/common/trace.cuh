@@ -214,28 +214,20 @@ static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_IT
 
 }  // namespace baton::trace
 
-#if defined(BATON_TRACE_OFF)
+// BATON_SELECT: a declaration; the CTA's marks are stored when thread 0 leaves the scope it is
+// declared in (none when off or at level 0). The marks: thread 0 alone, inline (one %clock read
+// and one shared-memory store), from level 2.
+#if defined(BATON_TRACE_OFF) || BATON_TRACE_LEVEL == 0
 #define BATON_SELECT(k_pool) ((void)0)
-#define BATON_MARK(kernel, slot) ((void)0)
-#define BATON_MARK_SM(kernel, slot) ((void)0)
-#define BATON_ITEM_BEGIN(i) ((void)0)
-#define BATON_ITEM_MARK(m) ((void)0)
-#elif BATON_TRACE_LEVEL == 0
-#define BATON_SELECT(k_pool) ((void)0)
-#define BATON_MARK(kernel, slot) ((void)0)
-#define BATON_MARK_SM(kernel, slot) ((void)0)
-#define BATON_ITEM_BEGIN(i) ((void)0)
-#define BATON_ITEM_MARK(m) ((void)0)
-#elif BATON_TRACE_LEVEL == 1
+#else
 #define BATON_SELECT(k_pool) ::baton::trace::Scope baton_trace_scope_(k_pool)
+#endif
+#if defined(BATON_TRACE_OFF) || BATON_TRACE_LEVEL < 2
 #define BATON_MARK(kernel, slot) ((void)0)
 #define BATON_MARK_SM(kernel, slot) ((void)0)
 #define BATON_ITEM_BEGIN(i) ((void)0)
 #define BATON_ITEM_MARK(m) ((void)0)
 #else
-// A declaration: the CTA's marks are stored when thread 0 leaves the scope it is declared in.
-#define BATON_SELECT(k_pool) ::baton::trace::Scope baton_trace_scope_(k_pool)
-// Thread 0 alone marks (inline: one %clock read and one shared-memory store).
 #define BATON_MARK(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark(kernel, slot) : (void)0)
 #define BATON_MARK_SM(kernel, slot) (threadIdx.x == 0 ? ::baton::trace::mark_sm(kernel, slot) : (void)0)
 #define BATON_ITEM_BEGIN(i) (threadIdx.x == 0 ? ::baton::trace::item_begin(i) : (void)0)
