@@ -285,8 +285,11 @@ int run_attention_bench(BenchOptions const& opt) {
     if (opt.profile || opt.trace) {  // a few eager calls for a profiler, or traced calls; no timing
       if (opt.trace) {
         // One graph of `calls` calls in a mode, then its summary: the last call's (trace_print), or
-        // with `pair` the focused last two calls' (trace_print_pair).
+        // with `pair` the focused last two calls' (trace_print_pair). The records are cleared
+        // first: a mode's reducer CTAs leave records that the next mode's CTAs may not overwrite
+        // (single launch has none, and its last CTAs mark the same kernel row).
         auto traced = [&](std::string const& what, bool early, bool single, bool pair) {
+          trace_clear();
           timer.in_graph_per_call(call(PdlMode::kOn, early, single), calls, 3);
           std::string const label = c.name + ", in-graph" + what;
           if (pair) {
@@ -295,16 +298,15 @@ int run_attention_bench(BenchOptions const& opt) {
             trace_print(label.c_str(), single);
           }
         };
-        trace_clear();
         traced(" (last of " + std::to_string(calls) + " calls)", false, false, false);
         traced(", early reads", true, false, false);
         traced(", single launch", false, true, false);
         traced(", early reads + single launch", true, true, false);
+        trace_clear();
         timer.cold_single_call(call(PdlMode::kOn), 3);
         trace_print((c.name + ", cold single call").c_str());
         if (num_pools >= 2) {  // the last two calls (18 and 19 of 20): a call and the next one beside its tail
           trace_focus(pools[(calls - 2) % num_pools].k, pools[(calls - 1) % num_pools].k);
-          trace_clear();
           std::string const pair = " calls " + std::to_string(calls - 2) + " and " + std::to_string(calls - 1);
           traced("," + pair, false, false, true);
           traced(", early reads," + pair, true, false, true);

@@ -74,12 +74,12 @@ constexpr char const* kLastCtaMarks[trace::kSlots] = {"", "last", "loaded", "mer
 // quarters" are tile 1 landed); 15: tile 0's math issued.
 constexpr int kProducerOrder[] = {1, 2, 8, 9, 3, 4, 15, 12, 13, 14, 5, 10, 6, 7};
 
-// Per mark: min / median / max over the CTAs that wrote it, in us after t0.
-// `after` (0: none) drops marks written before it: the single launch's last-CTA table, whose
-// writers change from replay to replay, kept earlier replays' marks in other CTAs' rows under
-// the tracer before the fifty-fifth session (records are written whole now: nothing to drop).
+// Per mark: min / median / max over the CTAs that wrote it, in us after t0. Only this mode's
+// marks are in the table: the bench clears the records before each traced mode, and a CTA's
+// record says which of its rows it wrote, so a single launch's last-CTA row from an earlier
+// replay, in a CTA that was not last this time, is not read (trace.cuh, read_unit).
 void print_kernel(char const* name, char const* const* marks, unsigned long long const* table, unsigned long long t0,
-                  int const* order = nullptr, unsigned long long after = 0) {
+                  int const* order = nullptr) {
   std::printf("  %-8s", name);
   for (int i = 0; i < trace::kSlots; ++i) {
     int const s = order != nullptr ? order[i] : i;
@@ -88,7 +88,7 @@ void print_kernel(char const* name, char const* const* marks, unsigned long long
     for (int c = 0; c < trace::kMaxCtas; ++c) {
       unsigned long long const t = table[size_t(c) * trace::kSlots + s];
       // As integers first: globaltimer values (~1.8e18 ns) are past a double's 2^53.
-      if (t != 0 && t >= after) v.push_back(double(static_cast<long long>(t - t0)) / 1e3);
+      if (t != 0) v.push_back(double(static_cast<long long>(t - t0)) / 1e3);
     }
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
@@ -170,10 +170,9 @@ void trace_print_pair(char const* what, bool single) {
   char const* const* red_marks = single ? kLastCtaMarks : kReducerMarks;
   int const* red_order = single ? nullptr : kReducerOrder;
   print_kernel("a prod", kProducerMarks, prod_a, t0);
-  unsigned long long const after = single ? t0 : 0;  // a last CTA merges after its own wait
-  print_kernel(single ? "a last" : "a red", red_marks, prod_a + kernel, t0, red_order, after);
+  print_kernel(single ? "a last" : "a red", red_marks, prod_a + kernel, t0, red_order);
   print_kernel("b prod", kProducerMarks, prod_b, t0);
-  print_kernel(single ? "b last" : "b red", red_marks, prod_b + kernel, t0, red_order, after);
+  print_kernel(single ? "b last" : "b red", red_marks, prod_b + kernel, t0, red_order);
 }
 
 void trace_print(char const* what, bool single) {
@@ -186,7 +185,7 @@ void trace_print(char const* what, bool single) {
   dump_csv(what, prod, t0);
   print_kernel("producer", kProducerMarks, prod, t0);
   print_kernel(single ? "last CTA" : "reducer", single ? kLastCtaMarks : kReducerMarks, red, t0,
-               single ? nullptr : kReducerOrder, single ? t0 : 0);
+               single ? nullptr : kReducerOrder);
   unsigned long long const* prod_cyc = prod + trace::kEntries;
   unsigned long long const* red_cyc = red + trace::kEntries;
   print_cycles("producer", kProducerMarks, kProducerOrder, int(sizeof(kProducerOrder) / sizeof(int)), prod_cyc, 1, prod_cyc);

@@ -198,8 +198,11 @@ static __device__ __forceinline__ void item_mark(int m) {  // thread 0 (BATON_IT
     }
     for (size_t i = 0; i < mine.size(); ++i) host[i] = merge ? std::max(host[i], mine[i]) : mine[i];
   }
+  // Cleared before the call returns: the bench's streams do not synchronize with the legacy
+  // stream that cudaMemset runs on.
   void* table = nullptr;
-  if (clear && (cudaGetSymbolAddress(&table, g_rec) != cudaSuccess || cudaMemset(table, 0, sizeof(g_rec)) != cudaSuccess)) {
+  if (clear && (cudaGetSymbolAddress(&table, g_rec) != cudaSuccess || cudaMemset(table, 0, sizeof(g_rec)) != cudaSuccess ||
+                cudaDeviceSynchronize() != cudaSuccess)) {
     return false;
   }
   return true;
