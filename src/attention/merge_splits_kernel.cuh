@@ -44,10 +44,11 @@
 // same bits (DecodeAttention.ReducerFormsMatchBitwise).
 //
 // PDL contract: launched with PDL right behind split_kv_kernel. Before the wait it reads
-// kernel parameters only (trace builds: also the tracer's host-written focus), and with early reads num_kv_splits[b] (rule 1: the caller asserts
-// it was written before the chain started). Every CTA waits, right before its first read of
-// the scratch (and, by default, of num_kv_splits) (AttentionRace.HarnessCatchesAReducer-
-// WithoutItsWait: each form compiled without the wait fails the race harness). The small
+// kernel parameters only (trace builds: also the tracer's host-written focus), and with early
+// reads num_kv_splits[b] (rule 1: the caller asserts it was written before the chain started).
+// Every CTA waits, right before its first read of the scratch (and, by default, of
+// num_kv_splits) (AttentionRace.HarnessCatchesAReducerWithoutItsWait: each form compiled
+// without the wait fails the race harness). The small
 // form triggers right after the wait (with early reads: at entry), the medium and large forms
 // at exit: whatever follows (the next layer) waits for its completion either way.
 #pragma once

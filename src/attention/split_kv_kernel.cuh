@@ -65,8 +65,9 @@
 // log(l) (-inf for an empty split) in float, merged by merge_splits_kernel.
 //
 // PDL contract. Default: nothing but kernel parameters (and in trace builds the tracer's
-// host-written focus, src/common/trace.cuh) is read before wait_on_prior_grid() (q, the new keys, lengths, page table and split counts may come from earlier kernels of the
-// step). With early_reads (DecodeAttentionArgs::inputs_written_before_chain: the caller
+// host-written focus, src/common/trace.cuh) is read before wait_on_prior_grid() (q, the new
+// keys, lengths, page table and split counts may come from earlier kernels of the step).
+// With early_reads (DecodeAttentionArgs::inputs_written_before_chain: the caller
 // asserts cache_seqlens, page_table and num_kv_splits were written before the step's PDL
 // chain started), the CTA reads those three and copies the K/V rows of old keys (positions <
 // L - q_len: pages nothing in the chain writes) of its first item's first kStages tiles
