@@ -27,6 +27,7 @@
 #include "attention_trace.h"
 #include "bench_options.h"
 #include "harness.h"
+#include "read_floor.h"
 #include "report.h"
 
 namespace baton::bench {
@@ -154,7 +155,7 @@ int run_attention_bench(BenchOptions const& opt) {
   }
   Table table({"shape", "KV MB", "graph us", "PDL off", "early", "1-launch", "early 1L", "TB/s", "of 4.4", "cold us",
                "cold PDL off", "cold early", "cold 1-launch", "cold early 1L", "eager us", "eager PDL off",
-               "eager 1-launch", "PDL saves", "target"});
+               "eager 1-launch", "PDL saves", "read floor", "floor no-wait", "cold floor", "target"});
   Timer timer;  // before the pools: its reference read time is the quiet device's (Timer::settle)
   // Pages per case: the sum over requests of ceil(len / page).
   auto pages_of = [kPage](Case const& c) {
@@ -206,6 +207,8 @@ int run_attention_bench(BenchOptions const& opt) {
   double const settled_ms = timer.settle();
   std::fprintf(stderr, "attention: %d KV pools of %zu MB, device quiet %.0f ms after their fill\n", num_pools,
                pool_bytes >> 20, settled_ms);
+  void* floor_sink = nullptr;  // read_floor's never-taken store, one int4 per reader CTA
+  cudaMalloc(&floor_sink, size_t(gpu.num_sms) * 2 * 16);
   std::mt19937_64 rng(7);
   for (Case const& c : cases) {
     int const batch = static_cast<int>(c.lens.size());
@@ -335,6 +338,11 @@ int run_attention_bench(BenchOptions const& opt) {
             : std::vector<Timing>(3);
     Timing const &e_on = eager[0], &e_off = eager[1], &e_single = eager[2];
     double const tbs = g_on.ok ? kv_bytes / (g_on.median_us * 1e6) : 0;
+    // The read floor of the same bytes, pools and methods (read_floor.h).
+    std::vector<void const*> k_pools, v_pools;
+    for (Pool const& p : pools) k_pools.push_back(p.k), v_pools.push_back(p.v);
+    ReadFloorTimes const floor =
+        time_read_floor(timer, k_pools, v_pools, static_cast<size_t>(kv_bytes / 2), calls, gpu.num_sms, floor_sink, all);
 
     std::string target = "-";  // BENCHMARKS.md's targets hold for its shape only
     if (standard) {
@@ -358,7 +366,8 @@ int run_attention_bench(BenchOptions const& opt) {
     std::string const pdl_saves = saves(g_on, g_off) + (all ? " / " + saves(c_on, c_off) + " / " + saves(e_on, e_off) : "");
     table.add({c.name, fmt(kv_bytes / 1e6, 1), us(g_on), us(g_off), us(g_early), us(g_single), us(g_early_single),
                fmt(tbs, 2), fmt(100 * tbs / kTargetTBs, 0) + "%", us(c_on), us(c_off), us(c_early), us(c_single),
-               us(c_early_single), us(e_on), us(e_off), us(e_single), pdl_saves, target});
+               us(c_early_single), us(e_on), us(e_off), us(e_single), pdl_saves, us(floor.graph), us(floor.graph_nowait),
+               us(floor.cold), target});
     if (json) {
       auto line = [&](char const* method, char const* pdl, Timing const& t) {
         if (!t.ok) return;
@@ -384,6 +393,18 @@ int run_attention_bench(BenchOptions const& opt) {
       line("eager", "single", e_single);
       line("eager", "on", e_on);
       line("eager", "off", e_off);
+      auto floor_line = [&](char const* method, char const* kind, Timing const& t, std::string const& reader) {
+        if (!t.ok) return;
+        JsonLine j;
+        j.str("bench", "attention").str("shape", c.name).num("batch", batch).num("kv_bytes", kv_bytes);
+        j.str("method", method).str("pdl", kind).str("reader", reader).num("median_us", t.median_us);
+        j.num("p10_us", t.p10_us).num("p90_us", t.p90_us).num("pools", num_pools).num("calls", calls);
+        j.str("gpu", gpu.name).str("rev", gpu.revision);
+        std::fprintf(json, "%s\n", j.done().c_str());
+      };
+      floor_line("graph", "read_floor", floor.graph, floor.graph_reader);
+      floor_line("graph", "read_floor_nowait", floor.graph_nowait, floor.nowait_reader);
+      floor_line("cold", "read_floor", floor.cold, floor.cold_reader);
     }
     std::string splits_str;
     for (int i = 0; i < std::min(batch, 4); ++i) splits_str += std::to_string(splits[i]) + " ";
@@ -402,9 +423,13 @@ int run_attention_bench(BenchOptions const& opt) {
               "early 1L: both.\n"
               "TB/s = K+V bytes / in-graph time (PDL on, default reads, producer + reducer).\n"
               "PDL saves: (PDL off - PDL on) / PDL off, in graphs / cold / eager (negative: PDL costs).\n"
+              "read floor: a kernel that only reads the same K/V bytes from the same pools, in graphs\n"
+              "(waiting at entry on the previous call; no-wait: not waiting, calls overlapping) and cold;\n"
+              "the fastest of its shapes (bench/read_floor.h); every attention call reads these bytes too.\n"
               "bf16, %d/%d heads, head_dim %d, page %d, %s%s.\n\n",
               calls, pools_label.c_str(), timer.replay_start(), kHq, kHkv, kD, kPage, opt.hnd ? "HND" : "NHD",
               opt.len_delta != 0 ? (", every length " + std::to_string(opt.len_delta) + " off the shape's").c_str() : "");
+  cudaFree(floor_sink);
   for (Pool& p : pools) {
     cudaFree(p.k);
     cudaFree(p.v);
