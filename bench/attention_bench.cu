@@ -208,7 +208,12 @@ int run_attention_bench(BenchOptions const& opt) {
   std::fprintf(stderr, "attention: %d KV pools of %zu MB, device quiet %.0f ms after their fill\n", num_pools,
                pool_bytes >> 20, settled_ms);
   void* floor_sink = nullptr;  // read_floor's never-taken store, one int4 per reader CTA
-  cudaMalloc(&floor_sink, size_t(gpu.num_sms) * 2 * 16);
+  if (cudaMalloc(&floor_sink, read_floor_sink_bytes(gpu.num_sms)) != cudaSuccess) {
+    std::fprintf(stderr, "attention: cudaMalloc of the read floor's sink failed\n");
+    for (Pool& p : pools) cudaFree(p.k), cudaFree(p.v);
+    if (json != nullptr) std::fclose(json);
+    return 1;
+  }
   std::mt19937_64 rng(7);
   for (Case const& c : cases) {
     int const batch = static_cast<int>(c.lens.size());
@@ -341,8 +346,9 @@ int run_attention_bench(BenchOptions const& opt) {
     // The read floor of the same bytes, pools and methods (read_floor.h).
     std::vector<void const*> k_pools, v_pools;
     for (Pool const& p : pools) k_pools.push_back(p.k), v_pools.push_back(p.v);
+    size_t const floor_bytes = static_cast<size_t>(kv_bytes / 2);  // per tensor
     ReadFloorTimes const floor =
-        time_read_floor(timer, k_pools, v_pools, static_cast<size_t>(kv_bytes / 2), calls, gpu.num_sms, floor_sink, all);
+        time_read_floor(timer, k_pools, v_pools, floor_bytes, calls, gpu.num_sms, floor_sink, all);
 
     std::string target = "-";  // BENCHMARKS.md's targets hold for its shape only
     if (standard) {
@@ -366,14 +372,16 @@ int run_attention_bench(BenchOptions const& opt) {
     std::string const pdl_saves = saves(g_on, g_off) + (all ? " / " + saves(c_on, c_off) + " / " + saves(e_on, e_off) : "");
     table.add({c.name, fmt(kv_bytes / 1e6, 1), us(g_on), us(g_off), us(g_early), us(g_single), us(g_early_single),
                fmt(tbs, 2), fmt(100 * tbs / kTargetTBs, 0) + "%", us(c_on), us(c_off), us(c_early), us(c_single),
-               us(c_early_single), us(e_on), us(e_off), us(e_single), pdl_saves, us(floor.graph), us(floor.graph_nowait),
-               us(floor.cold), target});
+               us(c_early_single), us(e_on), us(e_off), us(e_single), pdl_saves, us(floor.graph),
+               us(floor.graph_nowait), us(floor.cold), target});
     if (json) {
-      auto line = [&](char const* method, char const* pdl, Timing const& t) {
+      auto line = [&](char const* method, char const* pdl, Timing const& t, std::string const& reader = "") {
         if (!t.ok) return;
         JsonLine j;
         j.str("bench", "attention").str("shape", c.name).num("batch", batch).num("kv_bytes", kv_bytes);
-        j.str("method", method).str("pdl", pdl).num("median_us", t.median_us).num("p10_us", t.p10_us);
+        j.str("method", method).str("pdl", pdl);
+        if (!reader.empty()) j.str("reader", reader);  // the read floor's columns: which reader won
+        j.num("median_us", t.median_us).num("p10_us", t.p10_us);
         j.num("p90_us", t.p90_us).num("pools", num_pools).num("calls", calls).str("gpu", gpu.name).str("rev", gpu.revision);
         j.num("q_len", q_len).num("plan_q_len", plan_q_len).num("max_splits", max_splits);
         j.num("num_q_heads", kHq).num("num_kv_heads", kHkv).num("head_dim", kD).num("page_size", kPage);
@@ -393,18 +401,9 @@ int run_attention_bench(BenchOptions const& opt) {
       line("eager", "single", e_single);
       line("eager", "on", e_on);
       line("eager", "off", e_off);
-      auto floor_line = [&](char const* method, char const* kind, Timing const& t, std::string const& reader) {
-        if (!t.ok) return;
-        JsonLine j;
-        j.str("bench", "attention").str("shape", c.name).num("batch", batch).num("kv_bytes", kv_bytes);
-        j.str("method", method).str("pdl", kind).str("reader", reader).num("median_us", t.median_us);
-        j.num("p10_us", t.p10_us).num("p90_us", t.p90_us).num("pools", num_pools).num("calls", calls);
-        j.str("gpu", gpu.name).str("rev", gpu.revision);
-        std::fprintf(json, "%s\n", j.done().c_str());
-      };
-      floor_line("graph", "read_floor", floor.graph, floor.graph_reader);
-      floor_line("graph", "read_floor_nowait", floor.graph_nowait, floor.nowait_reader);
-      floor_line("cold", "read_floor", floor.cold, floor.cold_reader);
+      line("graph", "read_floor", floor.graph, floor.graph_reader);
+      line("graph", "read_floor_nowait", floor.graph_nowait, floor.nowait_reader);
+      line("cold", "read_floor", floor.cold, floor.cold_reader);
     }
     std::string splits_str;
     for (int i = 0; i < std::min(batch, 4); ++i) splits_str += std::to_string(splits[i]) + " ";

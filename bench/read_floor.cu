@@ -9,12 +9,13 @@ namespace baton::bench {
 namespace {
 
 constexpr int kThreads = 512;
+constexpr int kUnroll = 4;  // loads in flight per thread
 
 struct ReadFloorParams {
   int4 const* k;
   int4 const* v;
   int64_t n;   // int4 per tensor
-  int4* sink;  // written only if the xor of everything read is one magic value
+  int4* sink;  // written only if the xor of a CTA's thread's share is one magic value
   bool wait;
 };
 
@@ -27,7 +28,6 @@ __device__ __forceinline__ int4 load_streaming(int4 const* p) {
 }
 
 // The xor of p[i] over this thread's share of [0, n), kUnroll loads in flight.
-template <int kUnroll>
 __device__ __forceinline__ int xor_share(int4 const* p, int64_t n) {
   int64_t const stride = int64_t(gridDim.x) * blockDim.x;
   int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -48,11 +48,10 @@ __device__ __forceinline__ int xor_share(int4 const* p, int64_t n) {
 
 // Reads only the K/V pools, which no kernel of the chain writes; the wait (chained) stands for
 // an attention producer's wait before its first read.
-template <int kUnroll>
 __global__ void __launch_bounds__(kThreads, 2) read_floor_kernel(__grid_constant__ ReadFloorParams const p) {
   if (p.wait) wait_on_prior_grid();
   allow_next_grid();  // the next call's reader
-  int const acc = xor_share<kUnroll>(p.k, p.n) ^ xor_share<kUnroll>(p.v, p.n);
+  int const acc = xor_share(p.k, p.n) ^ xor_share(p.v, p.n);
   if (acc == 0x7f3a91c5) p.sink[blockIdx.x] = make_int4(acc, 0, 0, 0);
 }
 
@@ -113,7 +112,13 @@ __global__ void __launch_bounds__(32) bulk_reader_kernel(__grid_constant__ BulkP
 
 std::vector<ReadFloorConfig> read_floor_configs() {
   using C = ReadFloorConfig;
-  return {{C::kLoads, 2, 4}, {C::kBulk, 1, 0, 16384, 8}, {C::kBulk, 2, 0, 8192, 6}, {C::kBulk, 2, 0, 4096, 12}};
+  return {{C::kLoads, 2}, {C::kBulk, 1, 16384, 8}, {C::kBulk, 2, 8192, 6}, {C::kBulk, 2, 4096, 12}};
+}
+
+size_t read_floor_sink_bytes(int num_sms) {
+  int most = 1;
+  for (ReadFloorConfig const& c : read_floor_configs()) most = c.ctas_per_sm > most ? c.ctas_per_sm : most;
+  return static_cast<size_t>(num_sms) * most * sizeof(int4);
 }
 
 std::string describe(ReadFloorConfig const& c) {
@@ -121,18 +126,25 @@ std::string describe(ReadFloorConfig const& c) {
   if (c.kind == ReadFloorConfig::kBulk) {
     return "bulk " + std::to_string(c.chunk_bytes / 1024) + " KB x " + std::to_string(c.stages) + per_sm;
   }
-  return "loads x" + std::to_string(c.unroll) + per_sm;
+  return "loads x" + std::to_string(kUnroll) + per_sm;
 }
 
 Enqueue read_floor(std::vector<void const*> const& k_pools, std::vector<void const*> const& v_pools,
                    size_t bytes_per_tensor, ReadFloorConfig config, bool chained, int num_sms, void* sink) {
   return [=](cudaStream_t stream, int i) {
+    // The copies' sizes must be multiples of 16 bytes, and a ring has at most kMaxStages slots.
+    bool const bulk = config.kind == ReadFloorConfig::kBulk;
+    if (bytes_per_tensor % 16 != 0 || k_pools.empty() || k_pools.size() != v_pools.size() ||
+        (bulk && (config.chunk_bytes <= 0 || config.chunk_bytes % 16 != 0 || config.stages < 1 ||
+                  config.stages > kMaxStages))) {
+      return false;
+    }
     size_t const pool = static_cast<size_t>(i) % k_pools.size();
     unsigned const ctas = static_cast<unsigned>(num_sms * config.ctas_per_sm);
     // waits_on_prior_grid: the chained readers wait at entry; the others read nothing that any
     // kernel writes, so PDL is safe without the wait.
     detail::KernelTraits const traits{"read_floor", true};
-    if (config.kind == ReadFloorConfig::kBulk) {
+    if (bulk) {
       BulkParams p{};
       p.k = static_cast<char const*>(k_pools[pool]);
       p.v = static_cast<char const*>(v_pools[pool]);
@@ -153,8 +165,7 @@ Enqueue read_floor(std::vector<void const*> const& k_pools, std::vector<void con
     p.n = static_cast<int64_t>(bytes_per_tensor / sizeof(int4));
     p.sink = static_cast<int4*>(sink);
     p.wait = chained;
-    auto const kernel = config.unroll == 8 ? read_floor_kernel<8> : read_floor_kernel<4>;
-    return detail::launch(kernel, traits, {dim3(ctas), dim3(kThreads)}, {stream, PdlMode::kOn}, p).is_ok();
+    return detail::launch(read_floor_kernel, traits, {dim3(ctas), dim3(kThreads)}, {stream, PdlMode::kOn}, p).is_ok();
   };
 }
 
