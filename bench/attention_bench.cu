@@ -207,6 +207,8 @@ int run_attention_bench(BenchOptions const& opt) {
   double const settled_ms = timer.settle();
   std::fprintf(stderr, "attention: %d KV pools of %zu MB, device quiet %.0f ms after their fill\n", num_pools,
                pool_bytes >> 20, settled_ms);
+  std::vector<void const*> k_pools, v_pools;  // the pools as read_floor takes them
+  for (Pool const& p : pools) k_pools.push_back(p.k), v_pools.push_back(p.v);
   void* floor_sink = nullptr;  // read_floor's never-taken store, one int4 per reader CTA
   if (cudaMalloc(&floor_sink, read_floor_sink_bytes(gpu.num_sms)) != cudaSuccess) {
     std::fprintf(stderr, "attention: cudaMalloc of the read floor's sink failed\n");
@@ -344,8 +346,6 @@ int run_attention_bench(BenchOptions const& opt) {
     Timing const &e_on = eager[0], &e_off = eager[1], &e_single = eager[2];
     double const tbs = g_on.ok ? kv_bytes / (g_on.median_us * 1e6) : 0;
     // The read floor of the same bytes, pools and methods (read_floor.h).
-    std::vector<void const*> k_pools, v_pools;
-    for (Pool const& p : pools) k_pools.push_back(p.k), v_pools.push_back(p.v);
     size_t const floor_bytes = static_cast<size_t>(kv_bytes / 2);  // per tensor
     ReadFloorTimes const floor =
         time_read_floor(timer, k_pools, v_pools, floor_bytes, calls, gpu.num_sms, floor_sink, all);

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "common/pdl.cuh"
+#include "probes/probe_util.cuh"
 #include "runtime/launch.h"
 
 namespace baton::bench {
@@ -66,18 +67,6 @@ struct BulkParams {
   bool wait;
 };
 
-__device__ __forceinline__ unsigned smem_u32(void const* p) { return unsigned(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ void wait_parity(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  while (!done) {
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  }
-}
-
 // Lane 0 of the CTA's one warp streams chunks blockIdx.x, + gridDim.x, ... of K's chunks and
 // then V's through the ring; the copies' bytes land in shared memory that nothing reads.
 __global__ void __launch_bounds__(32) bulk_reader_kernel(__grid_constant__ BulkParams const p) {
@@ -86,25 +75,22 @@ __global__ void __launch_bounds__(32) bulk_reader_kernel(__grid_constant__ BulkP
   if (p.wait) wait_on_prior_grid();
   allow_next_grid();  // the next call's reader
   if (threadIdx.x != 0) return;
-  for (int s = 0; s < p.stages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[s])));
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  for (int s = 0; s < p.stages; ++s) mbar_init(smem_u32(&bars[s]));
+  mbar_init_fence();
   int64_t const per_tensor = (p.bytes + p.chunk - 1) / p.chunk;
   int64_t t = 0;  // this CTA's copies so far
   for (int64_t c = blockIdx.x; c < 2 * per_tensor; c += gridDim.x, ++t) {
     int const slot = static_cast<int>(t % p.stages);
     unsigned const bar = smem_u32(&bars[slot]);
-    if (t >= p.stages) wait_parity(bar, static_cast<unsigned>((t / p.stages - 1) & 1));
+    if (t >= p.stages) mbar_wait(bar, static_cast<unsigned>((t / p.stages - 1) & 1));
     int64_t const off = (c % per_tensor) * p.chunk;
     int const bytes = static_cast<int>(p.bytes - off < p.chunk ? p.bytes - off : p.chunk);
     char const* src = (c < per_tensor ? p.k : p.v) + off;
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_u32(ring + static_cast<size_t>(slot) * p.chunk)),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
+    mbar_expect_tx(bar, bytes);
+    bulk_copy(ring + static_cast<size_t>(slot) * p.chunk, src, bytes, bar);
   }
   for (int64_t u = t > p.stages ? t - p.stages : 0; u < t; ++u) {  // the copies still in flight
-    wait_parity(smem_u32(&bars[u % p.stages]), static_cast<unsigned>((u / p.stages) & 1));
+    mbar_wait(smem_u32(&bars[u % p.stages]), static_cast<unsigned>((u / p.stages) & 1));
   }
 }
 

@@ -62,10 +62,10 @@ __global__ void __launch_bounds__(kThreads, 2) probe_kernel(Args a) {
   unsigned char* ring = smem;
   float* bulk_dst = reinterpret_cast<float*>(smem + kRingBytes);          // 512 B
   uint64_t* bar = reinterpret_cast<uint64_t*>(smem + kRingBytes + 512);   // mbarrier
-  unsigned const bar_s = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  unsigned const bar_s = smem_u32(bar);
   if (threadIdx.x == kStreamThreads) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_s));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    mbar_init(bar_s);
+    mbar_init_fence();
   }
   __syncthreads();
   long long const t0 = cycles();
@@ -100,21 +100,10 @@ __global__ void __launch_bounds__(kThreads, 2) probe_kernel(Args a) {
     asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(line + lane) : "memory");
   } else {
     if (lane == 0) {
-      unsigned const dst = static_cast<unsigned>(__cvta_generic_to_shared(bulk_dst));
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 512;" ::"r"(bar_s) : "memory");
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 512, [%2];" ::"r"(dst),
-          "l"(a.hot + size_t(blockIdx.x % 64) * 128), "r"(bar_s)
-          : "memory");
+      mbar_expect_tx(bar_s, 512);
+      bulk_copy(bulk_dst, a.hot + size_t(blockIdx.x % 64) * 128, 512, bar_s);
     }
-    unsigned done = 0;
-    while (!done) {
-      asm volatile(
-          "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}"
-          : "=r"(done)
-          : "r"(bar_s)
-          : "memory");
-    }
+    mbar_wait(bar_s, 0);
     v = bulk_dst[lane];
   }
   // The value is used (a shared-memory store) before the clock is read.

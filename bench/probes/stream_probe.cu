@@ -62,7 +62,6 @@ struct Args {
   int interleave;          // kPagedLayout: K and V copies of rows 2i, 2i + 1 alternate
 };
 
-__device__ __forceinline__ unsigned smem_u32(void const* p) { return unsigned(__cvta_generic_to_shared(p)); }
 __device__ __forceinline__ char const* nhd_row(char const* base, int64_t key, int head) {
   return base + (key * kHeads + head) * kRow;
 }
@@ -71,12 +70,6 @@ __device__ __forceinline__ char const* hnd_row(char const* base, int64_t key, in
 }
 __device__ __forceinline__ void cp_async(void* dst, void const* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
-}
-__device__ __forceinline__ void bulk(void* dst, void const* src, int bytes, unsigned bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_u32(dst)),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
 }
 
 template <int M>
@@ -89,8 +82,8 @@ __global__ void __launch_bounds__(kWarps * 32, 2) stream_kernel(Args a) {
   if (threadIdx.x == 0) a.t[blockIdx.x * 2] = probe_now();
   if (is_bulk(M)) {
     if (lane == 0)
-      for (int s = 0; s < kStages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[warp][s])));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+      for (int s = 0; s < kStages; ++s) mbar_init(smem_u32(&bars[warp][s]));
+    mbar_init_fence();
     __syncwarp();
   }
 
@@ -131,12 +124,12 @@ __global__ void __launch_bounds__(kWarps * 32, 2) stream_kernel(Args a) {
     }
     if (is_bulk(M)) {
       unsigned const bar = smem_u32(&bars[warp][slot]);
-      if (lane == 0) asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(kStageBytes) : "memory");
+      if (lane == 0) mbar_expect_tx(bar, kStageBytes);
       __syncwarp();
       if (M != kBulkTile)  // lane = row: K rows 0..15, V rows 16..31
-        bulk(dst + lane * kRow, nhd_row(lane < 16 ? a.k : a.v, k + lane % 16, head), kRow, bar);
+        bulk_copy(dst + lane * kRow, nhd_row(lane < 16 ? a.k : a.v, k + lane % 16, head), kRow, bar);
       else if (lane < 2)  // one 4 KB copy for K, one for V
-        bulk(dst + lane * kTileKeys * kRow, hnd_row(lane == 0 ? a.k : a.v, k, head), kTileKeys * kRow, bar);
+        bulk_copy(dst + lane * kTileKeys * kRow, hnd_row(lane == 0 ? a.k : a.v, k, head), kTileKeys * kRow, bar);
     } else if (M == kPagedLayout) {
       int const key = lane / 16, col = lane % 16;
 #pragma unroll
@@ -169,13 +162,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) stream_kernel(Args a) {
   while (consumed < issued) {
     int const slot = consumed % kStages;
     if (is_bulk(M)) {
-      unsigned const bar = smem_u32(&bars[warp][slot]), parity = (consumed / kStages) & 1;
-      unsigned done = 0;
-      while (!done)
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
+      mbar_wait(smem_u32(&bars[warp][slot]), (consumed / kStages) & 1);
     } else {
       asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 1) : "memory");
       __syncwarp();
